@@ -1,0 +1,30 @@
+# Thin front over CMake presets. `make test` and `make bench` are the two commands.
+.PHONY: test bench build release asan-ubsan tsan clang stress fuzz clean
+
+JOBS ?= 2
+
+test:
+	scripts/deps test
+	cmake --preset release >/dev/null
+	cmake --build --preset release -j $(JOBS)
+	ctest --preset release
+	cmake --preset asan-ubsan >/dev/null
+	cmake --build --preset asan-ubsan -j $(JOBS)
+	ctest --preset asan-ubsan
+
+bench:
+	scripts/deps bench
+	cmake --preset release >/dev/null
+	cmake --build --preset release -j $(JOBS)
+	python3 scripts/bench $(if $(SUITE),--suite $(SUITE)) $(if $(FULL),--full)
+
+build release:
+	cmake --preset release >/dev/null && cmake --build --preset release -j $(JOBS)
+
+asan-ubsan tsan clang-release:
+	cmake --preset $@ >/dev/null && cmake --build --preset $@ -j $(JOBS) && ctest --preset $@
+
+clang: clang-release
+
+clean:
+	rm -rf build

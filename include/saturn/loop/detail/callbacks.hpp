@@ -1,0 +1,186 @@
+/// \file
+/// Tier A: the callback face of event_loop. Each call stores the callable in a
+/// pool-allocated operation (no malloc in steady state) whose address is the SQE's
+/// user_data; the completion calls it on the loop thread and returns the slot to the pool.
+#pragma once
+
+#include <concepts>
+#include <type_traits>
+#include <utility>
+
+namespace saturn {
+namespace detail {
+
+/// Calls fn with (res, flags) or (res), whichever it accepts.
+template <class F>
+void invoke_completion(F& fn, int res, unsigned flags) {
+  if constexpr (std::is_invocable_v<F&, int, unsigned>)
+    fn(res, flags);
+  else
+    fn(res);
+}
+
+template <class F>
+concept completion_callable = std::is_invocable_v<F&, int, unsigned> || std::is_invocable_v<F&, int>;
+
+/// An operation that owns a callable. `Map` adjusts the result (e.g. -ETIME → 0 for timeouts).
+template <class F, int (*Map)(int) = nullptr>
+struct callback_op final : operation {
+  event_loop* m_loop;
+  F m_fn;
+  kernel_timespec m_ts{};  // lifetime: timeout ops point their SQE here
+
+  callback_op(event_loop* loop, F&& fn) : m_loop(loop), m_fn(std::move(fn)) { m_complete = &complete; }
+
+  static void complete(operation* self, int res, unsigned flags) noexcept {
+    auto* op = static_cast<callback_op*>(self);
+    if constexpr (Map != nullptr)
+      res = Map(res);
+    detail::invoke_completion(op->m_fn, res, flags);
+    event_loop* loop = op->m_loop;
+    op->~callback_op();
+    loop->pool().deallocate(op, sizeof(callback_op));
+  }
+
+  static callback_op* make(event_loop* loop, F&& fn) {
+    void* mem = loop->pool().allocate(sizeof(callback_op));
+    return ::new (mem) callback_op(loop, std::move(fn));
+  }
+};
+
+inline int timeout_result(int res) { return res == -ETIME ? 0 : res; }
+
+/// A posted callable (defer / defer_remote).
+template <class F, bool Remote>
+struct callback_runnable final : runnable {
+  event_loop* m_loop;
+  F m_call;
+  callback_runnable(event_loop* loop, F&& fn) : m_loop(loop), m_call(std::move(fn)) { m_fn = &run; }
+
+  static void run(runnable* self, run_mode mode) noexcept {
+    auto* r = static_cast<callback_runnable*>(self);
+    if (mode == run_mode::run)
+      r->m_call();
+    if constexpr (Remote) {
+      delete r;
+    } else {
+      event_loop* loop = r->m_loop;
+      r->~callback_runnable();
+      loop->pool().deallocate(r, sizeof(callback_runnable));
+    }
+  }
+};
+
+/// A callable fired by a loop timer (after()). Discarding it frees it without a call.
+template <class F>
+struct callback_timer final : timer_node {
+  event_loop* m_loop;
+  F m_call;
+  callback_timer(event_loop* loop, F&& fn) : m_loop(loop), m_call(std::move(fn)) { m_fire = &fire; }
+
+  static void fire(timer_node* self, run_mode mode) noexcept {
+    auto* t = static_cast<callback_timer*>(self);
+    if (mode == run_mode::run)
+      t->m_call();
+    event_loop* loop = t->m_loop;
+    t->~callback_timer();
+    loop->pool().deallocate(t, sizeof(callback_timer));
+  }
+};
+
+}  // namespace detail
+
+template <class F>
+event_loop::op_handle event_loop::nop(F&& fn) {
+  static_assert(detail::completion_callable<std::decay_t<F>>, "nop(fn): fn must be callable as fn(int res) or fn(int res, unsigned flags)");
+  auto* op = detail::callback_op<std::decay_t<F>>::make(this, std::forward<F>(fn));
+  submit_nop(op);
+  return {op};
+}
+
+template <class F>
+event_loop::op_handle event_loop::read(int fd, void* buf, unsigned len, std::uint64_t offset, F&& fn) {
+  static_assert(detail::completion_callable<std::decay_t<F>>, "read(..., fn): fn must be callable as fn(int res) or fn(int res, unsigned flags)");
+  auto* op = detail::callback_op<std::decay_t<F>>::make(this, std::forward<F>(fn));
+  submit_read(op, fd, buf, len, offset);
+  return {op};
+}
+
+template <class F>
+event_loop::op_handle event_loop::write(int fd, const void* buf, unsigned len, std::uint64_t offset, F&& fn) {
+  static_assert(detail::completion_callable<std::decay_t<F>>, "write(..., fn): fn must be callable as fn(int res) or fn(int res, unsigned flags)");
+  auto* op = detail::callback_op<std::decay_t<F>>::make(this, std::forward<F>(fn));
+  submit_write(op, fd, buf, len, offset);
+  return {op};
+}
+
+template <class F>
+event_loop::op_handle event_loop::read_fixed(int fd, void* buf, unsigned len, std::uint64_t offset,
+                                             unsigned buf_index, F&& fn) {
+  static_assert(detail::completion_callable<std::decay_t<F>>, "read_fixed(..., fn): fn must be callable as fn(int res)");
+  auto* op = detail::callback_op<std::decay_t<F>>::make(this, std::forward<F>(fn));
+  submit_read_fixed(op, fd, buf, len, offset, buf_index);
+  return {op};
+}
+
+template <class F>
+event_loop::op_handle event_loop::write_fixed(int fd, const void* buf, unsigned len, std::uint64_t offset,
+                                              unsigned buf_index, F&& fn) {
+  static_assert(detail::completion_callable<std::decay_t<F>>, "write_fixed(..., fn): fn must be callable as fn(int res)");
+  auto* op = detail::callback_op<std::decay_t<F>>::make(this, std::forward<F>(fn));
+  submit_write_fixed(op, fd, buf, len, offset, buf_index);
+  return {op};
+}
+
+template <class F>
+event_loop::op_handle event_loop::timeout(std::chrono::nanoseconds d, F&& fn) {
+  static_assert(detail::completion_callable<std::decay_t<F>>, "timeout(d, fn): fn must be callable as fn(int res)");
+  using op_t = detail::callback_op<std::decay_t<F>, &detail::timeout_result>;
+  auto* op = op_t::make(this, std::forward<F>(fn));
+  op->m_ts = kernel_timespec::from(d);
+  submit_timeout(op, &op->m_ts);
+  return {op};
+}
+
+template <class F>
+event_loop::op_handle event_loop::read_with_timeout(int fd, void* buf, unsigned len, std::uint64_t offset,
+                                                    std::chrono::nanoseconds d, F&& fn) {
+  static_assert(detail::completion_callable<std::decay_t<F>>, "read_with_timeout(..., fn): fn must be callable as fn(int res)");
+  auto* op = detail::callback_op<std::decay_t<F>>::make(this, std::forward<F>(fn));
+  op->m_ts = kernel_timespec::from(d);
+  submit_read(op, fd, buf, len, offset);
+  link_timeout(&op->m_ts);
+  return {op};
+}
+
+template <class F>
+void event_loop::cancel(op_handle h, F&& fn) {
+  static_assert(detail::completion_callable<std::decay_t<F>>, "cancel(h, fn): fn must be callable as fn(int res)");
+  auto* op = detail::callback_op<std::decay_t<F>>::make(this, std::forward<F>(fn));
+  submit_cancel(h.op, op);
+}
+
+template <class F>
+timer_node* event_loop::after(std::chrono::nanoseconds d, F&& fn) {
+  static_assert(std::is_invocable_v<std::decay_t<F>&>, "after(d, fn): fn must be callable as fn()");
+  using t_t = detail::callback_timer<std::decay_t<F>>;
+  auto* t = ::new (m_pool.allocate(sizeof(t_t))) t_t(this, std::forward<F>(fn));
+  add_timer(t, clock::now() + d);
+  return t;
+}
+
+template <class F>
+void event_loop::defer(F&& fn) {
+  static_assert(std::is_invocable_v<std::decay_t<F>&>, "defer(fn): fn must be callable as fn()");
+  using r_t = detail::callback_runnable<std::decay_t<F>, false>;
+  post(::new (m_pool.allocate(sizeof(r_t))) r_t(this, std::forward<F>(fn)));
+}
+
+template <class F>
+void event_loop::defer_remote(F&& fn) {
+  static_assert(std::is_invocable_v<std::decay_t<F>&>, "defer_remote(fn): fn must be callable as fn()");
+  using r_t = detail::callback_runnable<std::decay_t<F>, true>;
+  post_remote(new r_t(this, std::forward<F>(fn)));
+}
+
+}  // namespace saturn

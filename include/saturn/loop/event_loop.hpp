@@ -1,0 +1,225 @@
+/// \file
+/// `event_loop`: one io_uring-backed proactor per thread — the engine under every tier.
+///
+/// One iteration (run_once) does, in order:
+///   1. move work handed over by other threads (the remote queue) to the ready queue;
+///   2. run the runnables that were ready when the iteration began (later posts wait for
+///      the next iteration, so I/O completions are never starved);
+///   3. fire due timers (one clock read, only when timers exist);
+///   4. one io_uring_enter: submit every pending SQE and, when nothing is ready, sleep until
+///      a CQE arrives or the nearest timer is due — but only after announcing the sleep and
+///      re-checking the remote queue (see "wake protocol" in src/loop/wake.cpp);
+///   5. reap all CQEs in one batch, calling each operation's completion directly.
+#pragma once
+
+#include <saturn/loop/detail/op_pool.hpp>
+#include <saturn/loop/detail/remote_queue.hpp>
+#include <saturn/loop/detail/timer_heap.hpp>
+#include <saturn/loop/operation.hpp>
+
+#include <sys/uio.h>
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <system_error>
+
+namespace saturn {
+
+namespace ring {
+class uring;
+}
+
+/// How to build a loop.
+struct loop_options {
+  unsigned entries = 256;     ///< submission queue depth
+  unsigned cq_entries = 0;    ///< completion queue depth; 0 = 4 × entries
+  bool defer_taskrun = true;  ///< use IORING_SETUP_DEFER_TASKRUN when the kernel has it
+};
+
+/// Counters for tests and diagnostics. Read on the loop thread.
+struct loop_stats {
+  std::uint64_t enters = 0;        ///< io_uring_enter calls made by run_once
+  std::uint64_t completions = 0;   ///< CQEs dispatched to operations
+  std::uint64_t remote_wakes = 0;  ///< wake-ups sent to this loop by other threads
+};
+
+/// A per-thread proactor over one io_uring.
+///
+/// Threading: a loop belongs to the thread that constructed it (the ring is
+/// SINGLE_ISSUER). Every member must be called on that thread except `post_remote`,
+/// `stop` and `wake`, which any thread may call. Not copyable or movable.
+///
+/// Errors: construction throws std::system_error whose message names the cause and the
+/// fix when io_uring cannot be set up. Operation failures are never thrown: they reach
+/// the operation's completion as `res = -errno`.
+class event_loop {
+ public:
+  /// Sets the ring up on the calling thread and makes this the thread's current loop.
+  explicit event_loop(const loop_options& opts = {});
+  /// Cancels every in-flight operation and waits for its CQE (completions are delivered,
+  /// with -ECANCELED where the cancel won), so the kernel writes no buffer after this
+  /// returns. Queued runnables and armed timers are discarded (run_mode::discard).
+  ~event_loop();
+  event_loop(const event_loop&) = delete;
+  event_loop& operator=(const event_loop&) = delete;
+
+  /// The loop owned by the calling thread, or nullptr.
+  static event_loop* current() noexcept;
+
+  // ---- operations: the caller owns `op` and every buffer until op->m_complete runs.
+  /// IORING_OP_NOP; completes with 0.
+  void submit_nop(operation* op);
+  /// read(2) at `offset` (-1: the file position). Completes with bytes read or -errno.
+  void submit_read(operation* op, int fd, void* buf, unsigned len, std::uint64_t offset);
+  /// write(2) at `offset` (-1: the file position).
+  void submit_write(operation* op, int fd, const void* buf, unsigned len, std::uint64_t offset);
+  /// Read into registered buffer `buf_index` (see register_buffers); `buf` must lie inside it.
+  void submit_read_fixed(operation* op, int fd, void* buf, unsigned len, std::uint64_t offset, unsigned buf_index);
+  /// Write from registered buffer `buf_index`.
+  void submit_write_fixed(operation* op, int fd, const void* buf, unsigned len, std::uint64_t offset,
+                          unsigned buf_index);
+  /// readv(2)/writev(2); `iov` must stay alive until completion.
+  void submit_readv(operation* op, int fd, const ::iovec* iov, unsigned count, std::uint64_t offset);
+  void submit_writev(operation* op, int fd, const ::iovec* iov, unsigned count, std::uint64_t offset);
+  /// A kernel timeout (IORING_OP_TIMEOUT). `ts` must stay alive until completion.
+  /// Completes with -ETIME on expiry (normal), -ECANCELED when cancelled.
+  void submit_timeout(operation* op, const kernel_timespec* ts, bool absolute = false);
+  /// IORING_OP_ASYNC_CANCEL of `target`. `op` (may be null: result ignored) completes with
+  /// 0 (target cancelled: it completes with -ECANCELED), -ENOENT (target already completed
+  /// or unknown) or -EALREADY (target is running and may still complete normally).
+  void submit_cancel(const operation* target, operation* op = nullptr);
+  /// Links a timeout to the operation submitted just before (IOSQE_IO_LINK +
+  /// IORING_OP_LINK_TIMEOUT): if it has not completed by `ts`, it is cancelled (its result
+  /// is -ECANCELED). `op` (may be null) completes with -ETIME if the timeout fired, else
+  /// -ECANCELED. Must directly follow a submit_* call on this loop.
+  void link_timeout(const kernel_timespec* ts, operation* op = nullptr);
+  /// Registers fixed buffers for the *_fixed operations (replaces any previous set).
+  std::error_code register_buffers(std::span<const ::iovec> buffers);
+  /// Unregisters the fixed buffers.
+  void unregister_buffers() noexcept;
+
+  // ---- timers kept in the loop (no kernel object per timer)
+  /// Arms `t` to fire at or after `deadline`. `t` must not be armed already.
+  void add_timer(timer_node* t, clock::time_point deadline) {
+    t->m_deadline = deadline;
+    m_timers.push(t);
+  }
+  /// Disarms `t`. Returns false if it was not armed (already fired or never armed).
+  bool cancel_timer(timer_node* t) noexcept { return m_timers.erase(t); }
+  /// Number of armed timers.
+  std::size_t timer_count() const noexcept { return m_timers.size(); }
+
+  // ---- ready work
+  /// Queues `r` to run on this loop (FIFO). Loop thread only. Allocates nothing.
+  void post(runnable* r) noexcept {
+    r->m_next_runnable = nullptr;
+    if (m_ready_tail != nullptr)
+      m_ready_tail->m_next_runnable = r;
+    else
+      m_ready_head = r;
+    m_ready_tail = r;
+  }
+  /// Queues `r` from any thread and wakes the loop if it sleeps (an eventfd write, or a
+  /// MSG_RING when the caller runs a loop of its own). Lock-free.
+  void post_remote(runnable* r) noexcept;
+  /// Wakes the loop if it is sleeping in the kernel. Any thread.
+  void wake() noexcept;
+
+  // ---- running
+  /// Runs until stop() is called or no work remains (nothing ready, in flight, or armed,
+  /// and no keep_alive held). Loop thread only.
+  void run();
+  /// Runs one iteration; sleeps in the kernel only when `may_block` and nothing is ready.
+  /// Returns true while work remains.
+  bool run_once(bool may_block = true);
+  /// Makes run() return after the current iteration. Any thread.
+  void stop() noexcept;
+  /// True once stop() was called (cleared by run()).
+  bool stop_requested() const noexcept { return m_stop.load(std::memory_order_relaxed); }
+  /// Keeps run() from returning while no work is visible (e.g. while other threads may
+  /// still post). Balanced by release_keep_alive(). Loop thread only.
+  void add_keep_alive() noexcept { ++m_keep_alive; }
+  void release_keep_alive() noexcept { --m_keep_alive; }
+  /// True when there is anything to do or wait for.
+  bool has_work() const noexcept;
+
+  /// Operations submitted and not yet completed (excluding the loop's internal ones).
+  std::size_t in_flight() const noexcept { return m_in_flight; }
+  const loop_stats& stats() const noexcept { return m_stats; }
+  /// The ring's real fd (for MSG_RING hand-offs).
+  int ring_fd() const noexcept;
+  /// True when the ring runs with DEFER_TASKRUN.
+  bool defer_taskrun() const noexcept;
+  /// Submission queue depth.
+  unsigned sq_entries() const noexcept;
+
+  /// Per-loop recycling allocator for callback operations (loop thread only).
+  detail::op_pool& pool() noexcept { return m_pool; }
+
+  // ---- tier A: callbacks. Each returns a handle usable with cancel() while in flight.
+  /// Identifies an in-flight callback operation for cancel(). Dangling after completion.
+  struct op_handle {
+    const operation* op = nullptr;
+  };
+  template <class F> op_handle nop(F&& fn);
+  template <class F> op_handle read(int fd, void* buf, unsigned len, std::uint64_t offset, F&& fn);
+  template <class F> op_handle write(int fd, const void* buf, unsigned len, std::uint64_t offset, F&& fn);
+  template <class F>
+  op_handle read_fixed(int fd, void* buf, unsigned len, std::uint64_t offset, unsigned buf_index, F&& fn);
+  template <class F>
+  op_handle write_fixed(int fd, const void* buf, unsigned len, std::uint64_t offset, unsigned buf_index, F&& fn);
+  /// A kernel timeout; fn(res) gets 0 when it expired, -ECANCELED when cancelled.
+  template <class F> op_handle timeout(std::chrono::nanoseconds d, F&& fn);
+  /// A read with a deadline: fn(res) gets -ECANCELED when the deadline passed first.
+  template <class F>
+  op_handle read_with_timeout(int fd, void* buf, unsigned len, std::uint64_t offset, std::chrono::nanoseconds d,
+                              F&& fn);
+  /// Cancels `h`; fn(res): 0 cancelled, -ENOENT already completed, -EALREADY running.
+  template <class F> void cancel(op_handle h, F&& fn);
+  /// Calls fn() on the loop thread after `d` (a loop timer, no kernel object). The
+  /// returned handle disarms it with cancel_after() until it fires.
+  template <class F> timer_node* after(std::chrono::nanoseconds d, F&& fn);
+  /// Disarms and frees a timer returned by after(); false if it already fired.
+  bool cancel_after(timer_node* t) noexcept;
+  /// Calls fn() on the loop thread in a later iteration.
+  template <class F> void defer(F&& fn);
+  /// Calls fn() on the loop thread; callable from any thread (allocates with new).
+  template <class F> void defer_remote(F&& fn);
+
+ private:
+  friend struct loop_access;
+  void run_ready() noexcept;
+  void drain_remote() noexcept;
+  void fire_timers() noexcept;
+  void reap() noexcept;
+  void dispatch(std::uint64_t user_data, int res, unsigned flags) noexcept;
+  void arm_wake_read();
+  void shutdown() noexcept;
+  int enter(bool block);
+
+  std::unique_ptr<ring::uring> m_ring;
+  runnable* m_ready_head = nullptr;
+  runnable* m_ready_tail = nullptr;
+  detail::timer_heap m_timers;
+  std::size_t m_in_flight = 0;
+  std::size_t m_keep_alive = 0;
+  loop_stats m_stats;
+  detail::op_pool m_pool;
+  int m_wake_fd = -1;
+  bool m_wake_armed = false;
+  std::uint64_t m_wake_buf = 0;
+  operation m_wake_op;
+  event_loop* m_prev_current = nullptr;
+  std::atomic<bool> m_stop{false};
+  detail::remote_queue m_remote;
+  // ordering: seq_cst with the remote queue's head (Dekker): the loop stores true then
+  // re-reads the queue; a producer pushes then reads this flag. One of them sees the other.
+  alignas(64) std::atomic<bool> m_sleeping{false};
+};
+
+}  // namespace saturn
+
+#include <saturn/loop/detail/callbacks.hpp>

@@ -1,0 +1,74 @@
+/// \file
+/// The three intrusive node types the loop moves around without allocating:
+/// `operation` (in flight in the kernel), `runnable` (ready to run on the loop thread) and
+/// `timer_node` (waiting for a deadline in the loop's timer heap).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+
+namespace saturn {
+
+/// The clock every deadline in saturn uses (CLOCK_MONOTONIC, read through the vDSO).
+using clock = std::chrono::steady_clock;
+
+/// An operation in flight in the kernel. Its address is the SQE's user_data, and the
+/// loop calls `m_complete` with the CQE's result in O(1) — no lookup, no allocation.
+///
+/// Threading: owned by one loop; `m_complete` runs on that loop's thread.
+/// Lifetime: the object (and every buffer the operation names) must stay alive and
+/// unmoved until `m_complete` has been called, even when the operation was cancelled —
+/// the kernel may write until its CQE arrives. A multishot operation is called once per
+/// CQE while the flags carry IORING_CQE_F_MORE.
+struct operation {
+  /// `res` is the CQE result (>= 0 success, -errno failure); `flags` the CQE flags.
+  using complete_fn = void (*)(operation* self, int res, unsigned flags) noexcept;
+  complete_fn m_complete = nullptr;
+};
+
+/// What a runnable is asked to do when the loop hands it back.
+enum class run_mode : std::uint8_t {
+  run,      ///< run it now
+  discard,  ///< the loop is being destroyed: release it without running user code
+};
+
+/// Work that is ready to run on a loop thread (a callback, or a coroutine to resume). An
+/// intrusive FIFO node: posting it allocates nothing.
+///
+/// Threading: `m_fn` runs on the thread of the loop it was posted to.
+struct runnable {
+  using run_fn = void (*)(runnable* self, run_mode mode) noexcept;
+  runnable* m_next_runnable = nullptr;
+  run_fn m_fn = nullptr;
+};
+
+/// A deadline in the loop's timer heap (timers live in the loop, not in the kernel: one
+/// kernel wait with a timeout covers the nearest of them).
+///
+/// Threading: armed, cancelled and fired on the owning loop's thread only. `m_fire` is
+/// called at or after the deadline — never before it.
+struct timer_node {
+  using fire_fn = void (*)(timer_node* self, run_mode mode) noexcept;
+  static constexpr std::uint32_t npos = ~std::uint32_t{0};
+  clock::time_point m_deadline{};
+  std::uint32_t m_heap_index = npos;
+  fire_fn m_fire = nullptr;
+
+  /// True while armed in a heap.
+  bool armed() const noexcept { return m_heap_index != npos; }
+};
+
+/// Layout-compatible with the kernel's `__kernel_timespec` (checked in src/ring), so an
+/// operation can own the timespec its timeout SQE points at.
+struct kernel_timespec {
+  std::int64_t tv_sec = 0;
+  long long tv_nsec = 0;
+
+  static kernel_timespec from(std::chrono::nanoseconds d) noexcept {
+    if (d.count() < 0)
+      d = std::chrono::nanoseconds{0};
+    return kernel_timespec{d.count() / 1'000'000'000, d.count() % 1'000'000'000};
+  }
+};
+
+}  // namespace saturn

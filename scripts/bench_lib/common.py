@@ -1,0 +1,259 @@
+"""Paths, logging, machine facts and the one place that starts benchmark processes.
+
+Every benchmark process is started by run_process(): stdout is captured (JSON Lines),
+stderr is appended to a per-suite log file under a header line, and around the run the
+machine's busy time (/proc/stat) and the child's own CPU time (RUSAGE_CHILDREN) are
+read, so that each run carries an estimate of how much CPU *other* processes took while
+it ran (`run_other_cpu_pct`, 100 = one full CPU). Processes run in their own session;
+on a timeout or Ctrl-C only that process group (ours, by its id) is signalled.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import os
+import platform
+import resource
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+SUITES = ("loop", "spawn", "sched", "ring", "walk", "echo", "http")
+
+
+def log(msg: str) -> None:
+    """One diagnostic line on stderr, prefixed like the progress lines."""
+    print(f"[bench] {msg}", file=sys.stderr, flush=True)
+
+
+class BenchError(Exception):
+    """A problem the user must fix (missing tool, bad argument); printed without a trace."""
+
+
+@dataclass
+class Paths:
+    """Where everything is. Environment overrides: SATURN_SHARED, SATURN_BIN_DIR."""
+
+    repo: Path
+    shared: Path
+    bin_dir: Path
+    peers: Path = field(init=False)
+    peers_net: Path = field(init=False)
+    walk_trees: Path = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.peers = self.repo / "build" / "peers"
+        self.peers_net = self.repo / "build" / "peers-net"
+        self.walk_trees = self.repo / "build" / "walk-trees"
+
+    @classmethod
+    def discover(cls, repo: Path | None = None) -> "Paths":
+        repo = (repo or Path(__file__).resolve().parents[2]).resolve()
+        shared = Path(os.environ.get("SATURN_SHARED") or repo.parent / "shared").resolve()
+        bin_dir = Path(os.environ.get("SATURN_BIN_DIR") or repo / "build" / "release" / "bin")
+        return cls(repo=repo, shared=shared, bin_dir=bin_dir.resolve())
+
+    def require_shared(self) -> None:
+        if not (self.shared / "peers" / "build.sh").is_file():
+            raise BenchError(
+                f"peer programs not found under {self.shared}/peers; "
+                "set SATURN_SHARED to the shared/ directory that holds BENCH-CONTRACT.md")
+
+    def saturn(self, name: str) -> Path:
+        return self.bin_dir / name
+
+    def peer(self, name: str) -> Path:
+        return self.peers / "bin" / name
+
+    def net_peer(self, name: str) -> Path:
+        return self.peers_net / "bin" / name
+
+
+def is_executable(path: Path) -> bool:
+    return path.is_file() and os.access(path, os.X_OK)
+
+
+def cpus() -> int:
+    """CPUs this process may run on (the contract's default --threads)."""
+    return len(os.sched_getaffinity(0))
+
+
+def today() -> str:
+    return _dt.date.today().isoformat()
+
+
+def now_iso() -> str:
+    return _dt.datetime.now().astimezone().isoformat(timespec="seconds")
+
+
+def hostname() -> str:
+    return socket.gethostname().split(".")[0] or "host"
+
+
+def _first_line(argv: list[str]) -> str:
+    try:
+        out = subprocess.run(argv, capture_output=True, text=True, timeout=20)
+        return (out.stdout or out.stderr).strip().splitlines()[0]
+    except (OSError, subprocess.SubprocessError, IndexError):
+        return "unknown"
+
+
+def cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def machine_facts() -> dict:
+    """The facts machine.txt and the docs' machine line report."""
+    mem_kib = 0
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal:"):
+                mem_kib = int(line.split()[1])
+    except OSError:
+        pass
+    return {
+        "cpu": cpu_model(),
+        "nproc": os.cpu_count() or 0,
+        "cpus_allowed": cpus(),
+        "kernel": platform.release(),
+        "gxx": _first_line(["g++", "--version"]),
+        "mem_gib": round(mem_kib / 1048576, 1),
+        "host": hostname(),
+        "date": now_iso(),
+    }
+
+
+def machine_text(facts: dict) -> str:
+    return "".join(f"{k}: {facts[k]}\n" for k in
+                   ("cpu", "nproc", "cpus_allowed", "kernel", "gxx", "mem_gib", "host", "date"))
+
+
+# ----------------------------------------------------------------- machine load
+
+def _proc_stat_jiffies() -> tuple[int, int]:
+    """(busy, total) jiffies of the whole machine; busy excludes idle and iowait."""
+    with open("/proc/stat") as f:
+        parts = f.readline().split()
+    vals = [int(v) for v in parts[1:9]]
+    total = sum(vals)
+    return total - vals[3] - vals[4], total
+
+
+def busy_pct(interval: float = 0.5) -> float:
+    """Share of all CPUs that was busy over `interval` seconds, in percent."""
+    b0, t0 = _proc_stat_jiffies()
+    time.sleep(interval)
+    b1, t1 = _proc_stat_jiffies()
+    return 100.0 * (b1 - b0) / max(1, t1 - t0)
+
+
+def wait_quiet(max_wait: float, pct: float = 10.0) -> float:
+    """Wait up to max_wait seconds until under pct % of the machine is busy.
+
+    Returns the last busy percentage seen (0 when max_wait is 0: no check)."""
+    if max_wait <= 0:
+        return 0.0
+    deadline = time.monotonic() + max_wait
+    while True:
+        b = busy_pct()
+        if b < pct or time.monotonic() >= deadline:
+            return b
+
+
+# ----------------------------------------------------------------- processes
+
+@dataclass
+class ProcessResult:
+    """What one benchmark process did."""
+
+    argv: list[str]
+    returncode: int | None  # None: killed after a timeout
+    stdout: str
+    wall_s: float
+    other_cpu_pct: float
+    error: str = ""  # set when the program could not be started or timed out
+
+    @property
+    def ok(self) -> bool:
+        return not self.error and self.returncode == 0
+
+
+_current_pgid: int | None = None
+
+
+def kill_current() -> None:
+    """Stop the process group of the benchmark we started (on Ctrl-C or a timeout)."""
+    global _current_pgid
+    if _current_pgid is None:
+        return
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        try:
+            os.killpg(_current_pgid, sig)
+        except ProcessLookupError:
+            break
+        time.sleep(1.0)
+    _current_pgid = None
+
+
+def _children_cpu_s() -> float:
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return ru.ru_utime + ru.ru_stime
+
+
+def run_process(argv: list[str], *, env: dict | None = None, timeout: float,
+                log_path: Path, header: str, cwd: Path | None = None) -> ProcessResult:
+    """Run argv to completion; stdout captured, stderr appended to log_path."""
+    global _current_pgid
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    full_env = dict(os.environ)
+    full_env.update(env or {})
+    with open(log_path, "a") as logf:
+        logf.write(f"\n===== {now_iso()} {header}\n$ "
+                   + " ".join(f"{k}={v}" for k, v in (env or {}).items())
+                   + (" " if env else "") + " ".join(argv) + "\n")
+        logf.flush()
+        cpu0, (busy0, tot0), t0 = _children_cpu_s(), _proc_stat_jiffies(), time.monotonic()
+        try:
+            proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=logf, env=full_env,
+                                    cwd=cwd, text=True, start_new_session=True)
+        except OSError as e:
+            logf.write(f"cannot start: {e}\n")
+            return ProcessResult(argv, None, "", 0.0, 0.0, f"cannot start {argv[0]}: {e}")
+        _current_pgid = proc.pid
+        error = ""
+        try:
+            out, _ = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            kill_current()
+            out, _ = proc.communicate()
+            error = f"timed out after {timeout:.0f} s"
+        except BaseException:
+            kill_current()
+            proc.wait()
+            raise
+        _current_pgid = None
+        wall = time.monotonic() - t0
+        busy1, tot1 = _proc_stat_jiffies()
+        hz = os.sysconf("SC_CLK_TCK")
+        machine_busy_s = (busy1 - busy0) / hz
+        other = max(0.0, machine_busy_s - (_children_cpu_s() - cpu0))
+        other_pct = 100.0 * other / wall if wall > 0 else 0.0
+        rc = None if error else proc.returncode
+        logf.write(f"----- exit {rc if rc is not None else 'killed'}, {wall:.1f} s, "
+                   f"other load {other_pct:.0f}% of one CPU{'; ' + error if error else ''}\n")
+    return ProcessResult(argv, rc, out or "", wall, round(other_pct, 1), error)
+
+
+def which(name: str) -> str | None:
+    return shutil.which(name)

@@ -1,0 +1,210 @@
+// event_loop: construction, the run loop (see the iteration in event_loop.hpp), CQE
+// dispatch, and shutdown.
+#include <saturn/loop/event_loop.hpp>
+
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <system_error>
+
+#include "loop/user_data.hpp"
+#include "ring/ring.hpp"
+
+namespace saturn {
+namespace {
+thread_local event_loop* t_current = nullptr;
+/// Ready runnables run per iteration before I/O is polled again (a task that keeps
+/// re-posting itself cannot starve completions).
+constexpr int k_ready_budget = 256;
+}  // namespace
+
+event_loop* event_loop::current() noexcept { return t_current; }
+
+event_loop::event_loop(const loop_options& opts) {
+  ring::setup_options ro;
+  ro.entries = opts.entries;
+  ro.cq_entries = opts.cq_entries;
+  ro.single_issuer = true;
+  ro.defer_taskrun = opts.defer_taskrun;
+  m_ring = std::make_unique<ring::uring>(ro);
+  m_wake_fd = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (m_wake_fd < 0)
+    throw std::system_error(errno, std::system_category(),
+                            "saturn: eventfd() for the loop's wake-up failed (out of file descriptors? raise "
+                            "RLIMIT_NOFILE)");
+  m_wake_op.m_complete = nullptr;  // dispatched specially (see dispatch())
+  m_prev_current = t_current;
+  t_current = this;
+}
+
+event_loop::~event_loop() {
+  shutdown();
+  ::close(m_wake_fd);
+  t_current = m_prev_current;
+}
+
+int event_loop::ring_fd() const noexcept { return m_ring->fd(); }
+bool event_loop::defer_taskrun() const noexcept { return m_ring->feature_set().defer_taskrun; }
+unsigned event_loop::sq_entries() const noexcept { return m_ring->sq_entries(); }
+
+bool event_loop::has_work() const noexcept {
+  return m_ready_head != nullptr || m_in_flight != 0 || !m_timers.empty() || m_keep_alive != 0 ||
+         m_remote.maybe_nonempty() || m_ring->has_completions();
+}
+
+void event_loop::run() {
+  while (!m_stop.load(std::memory_order_relaxed)) {
+    if (!run_once(true))
+      break;
+  }
+  m_stop.store(false, std::memory_order_relaxed);
+}
+
+bool event_loop::run_once(bool may_block) {
+  if (m_remote.maybe_nonempty())
+    drain_remote();
+  if (m_ready_head != nullptr)
+    run_ready();
+  if (!m_timers.empty())
+    fire_timers();
+  const bool waiting_for_something = m_in_flight != 0 || !m_timers.empty() || m_keep_alive != 0;
+  const bool block = may_block && m_ready_head == nullptr && waiting_for_something &&
+                     !m_stop.load(std::memory_order_relaxed) && !m_ring->has_completions();
+  if (block || m_in_flight != 0 || m_ring->pending() != 0)
+    enter(block);
+  reap();
+  return has_work();
+}
+
+int event_loop::enter(bool block) {
+  ++m_stats.enters;
+  if (!block)
+    return m_ring->enter(0, 0);
+  if (!m_wake_armed)
+    arm_wake_read();
+  std::int64_t timeout_ns = -1;
+  if (!m_timers.empty()) {
+    auto left = m_timers.top()->m_deadline - clock::now();
+    timeout_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(left).count();
+    if (timeout_ns <= 0)
+      return m_ring->enter(0, 0);
+  }
+  // Wake protocol, loop side: announce the sleep, then look at the inbox once more. A
+  // producer pushes, then reads m_sleeping; with both sides seq_cst one sees the other.
+  m_sleeping.store(true, std::memory_order_seq_cst);
+  if (m_remote.nonempty_seq_cst() || m_stop.load(std::memory_order_seq_cst)) {
+    m_sleeping.store(false, std::memory_order_relaxed);
+    return m_ring->enter(0, 0);
+  }
+  int r = m_ring->enter(1, timeout_ns);
+  // ordering: relaxed; a producer that still sees true sends one redundant wake, harmless.
+  m_sleeping.store(false, std::memory_order_relaxed);
+  if (r < 0 && r != -ETIME && r != -EINTR && r != -EBUSY && r != -EAGAIN)
+    throw std::system_error(-r, std::system_category(), "saturn: io_uring_enter in the event loop");
+  return r;
+}
+
+void event_loop::reap() noexcept {
+  for (;;) {
+    m_ring->reap([this](std::uint64_t ud, int res, unsigned flags) { dispatch(ud, res, flags); });
+    // Completions the kernel kept aside (CQ overflow, IORING_FEAT_NODROP): pull them in.
+    if (!m_ring->cq_overflowed())
+      break;
+    m_ring->submit_and_get_events();
+  }
+}
+
+void event_loop::dispatch(std::uint64_t user_data, int res, unsigned flags) noexcept {
+  if (user_data <= detail::ud_max_sentinel || user_data == LIBURING_UDATA_TIMEOUT) [[unlikely]]
+    return;  // ignored CQEs; a MSG_RING wake did its job by ending the wait
+  auto* op = reinterpret_cast<operation*>(user_data);
+  if (op == &m_wake_op) [[unlikely]] {
+    m_wake_armed = false;  // re-armed lazily, just before the next sleep
+    return;
+  }
+  if ((flags & IORING_CQE_F_MORE) == 0)
+    --m_in_flight;
+  ++m_stats.completions;
+  op->m_complete(op, res, flags);
+}
+
+void event_loop::run_ready() noexcept {
+  for (int budget = k_ready_budget; budget > 0 && m_ready_head != nullptr; --budget) {
+    runnable* r = m_ready_head;
+    m_ready_head = r->m_next_runnable;
+    if (m_ready_head == nullptr)
+      m_ready_tail = nullptr;
+    r->m_fn(r, run_mode::run);
+  }
+}
+
+void event_loop::drain_remote() noexcept {
+  runnable* r = m_remote.take_all();
+  while (r != nullptr) {
+    runnable* next = r->m_next_runnable;
+    post(r);
+    r = next;
+  }
+}
+
+void event_loop::fire_timers() noexcept {
+  const clock::time_point now = clock::now();
+  while (!m_timers.empty() && m_timers.top()->m_deadline <= now) {
+    timer_node* t = m_timers.pop();
+    t->m_fire(t, run_mode::run);
+  }
+}
+
+bool event_loop::cancel_after(timer_node* t) noexcept {
+  if (!m_timers.erase(t))
+    return false;
+  t->m_fire(t, run_mode::discard);
+  return true;
+}
+
+void event_loop::shutdown() noexcept {
+  // 1. Nothing queued runs any more.
+  drain_remote();
+  while (m_ready_head != nullptr) {
+    runnable* r = m_ready_head;
+    m_ready_head = r->m_next_runnable;
+    r->m_fn(r, run_mode::discard);
+  }
+  m_ready_tail = nullptr;
+  while (!m_timers.empty()) {
+    timer_node* t = m_timers.pop();
+    t->m_fire(t, run_mode::discard);
+  }
+  // 2. lifetime: every operation still in the kernel may write its buffers until its CQE
+  // arrives. Cancel them all and wait for every CQE before the ring (and the memory the
+  // operations point at) goes away.
+  for (int round = 0; m_in_flight != 0 || m_wake_armed; ++round) {
+    try {
+      io_uring_sqe* sqe = m_ring->get_sqe();
+      io_uring_prep_cancel64(sqe, 0, IORING_ASYNC_CANCEL_ANY);
+      io_uring_sqe_set_data64(sqe, detail::ud_ignore);
+      m_ring->enter(1, 100'000'000);
+    } catch (const std::system_error&) {
+    }
+    reap();
+    drain_remote();
+    while (m_ready_head != nullptr) {
+      runnable* r = m_ready_head;
+      m_ready_head = r->m_next_runnable;
+      r->m_fn(r, run_mode::discard);
+    }
+    m_ready_tail = nullptr;
+    if (round == 600) {
+      std::fprintf(stderr,
+                   "saturn: event loop destroyed with %zu operation(s) that ignored cancellation for 60 s; "
+                   "leaking the ring so the kernel cannot write freed memory\n",
+                   m_in_flight);
+      (void)m_ring.release();
+      return;
+    }
+  }
+}
+
+}  // namespace saturn

@@ -1,0 +1,207 @@
+// Ring setup (flag probing, error messages), SQ flushing under pressure, and the one
+// io_uring_enter per loop iteration.
+#include "ring/ring.hpp"
+
+#include <sys/resource.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <memory>
+
+namespace saturn::ring {
+namespace {
+
+constexpr unsigned flag_si = IORING_SETUP_SINGLE_ISSUER;
+
+/// Setup flag sets from most to least preferred. The first the kernel accepts is
+/// remembered for the process so later rings skip the failed attempts.
+struct candidate {
+  unsigned flags;
+  bool needs_single_issuer;
+  bool needs_defer;
+};
+constexpr candidate k_candidates[] = {
+    {flag_si | IORING_SETUP_DEFER_TASKRUN | IORING_SETUP_SUBMIT_ALL, true, true},
+    {flag_si | IORING_SETUP_COOP_TASKRUN | IORING_SETUP_TASKRUN_FLAG | IORING_SETUP_SUBMIT_ALL, true, false},
+    {IORING_SETUP_COOP_TASKRUN | IORING_SETUP_TASKRUN_FLAG | IORING_SETUP_SUBMIT_ALL, false, false},
+    {IORING_SETUP_SUBMIT_ALL, false, false},
+    {0, false, false},
+};
+constexpr int k_candidate_count = sizeof(k_candidates) / sizeof(k_candidates[0]);
+
+// ordering: relaxed is enough, the value is only a hint of where to start probing.
+std::atomic<int> g_first_candidate{0};
+
+std::string read_sysctl(const char* path) {
+  std::ifstream in(path);
+  std::string value;
+  if (!(in >> value))
+    return "";
+  return value;
+}
+
+}  // namespace
+
+std::string describe_setup_error(int err, unsigned entries) {
+  std::string msg = "saturn: io_uring_setup(" + std::to_string(entries) + " entries) failed: " +
+                    std::strerror(err) + ". ";
+  switch (err) {
+    case ENOSYS:
+      msg += "The kernel has no io_uring (built without CONFIG_IO_URING) or a seccomp filter blocks the "
+             "io_uring syscalls (Docker's default profile does). Run on Linux >= 5.19 with io_uring enabled, "
+             "or start the container with a seccomp profile that allows io_uring_setup, io_uring_enter and "
+             "io_uring_register.";
+      break;
+    case EPERM:
+    case EACCES: {
+      std::string disabled = read_sysctl("/proc/sys/kernel/io_uring_disabled");
+      msg += "io_uring is not permitted for this process";
+      if (!disabled.empty())
+        msg += " (sysctl kernel.io_uring_disabled = " + disabled + ")";
+      msg += ". Set it to 0 (`sysctl -w kernel.io_uring_disabled=0`), or with 1 add the user to the group in "
+             "kernel.io_uring_group; a seccomp or LSM policy may also deny it.";
+      break;
+    }
+    case ENOMEM: {
+      rlimit rl{};
+      getrlimit(RLIMIT_MEMLOCK, &rl);
+      msg += "The kernel could not allocate the ring. On kernels before 5.12 ring memory counts against "
+             "RLIMIT_MEMLOCK (now " +
+             (rl.rlim_cur == RLIM_INFINITY ? std::string("unlimited") : std::to_string(rl.rlim_cur / 1024) + " KiB") +
+             "): raise it (`ulimit -l`, or LimitMEMLOCK= in a systemd unit) or ask for fewer entries.";
+      break;
+    }
+    case EMFILE:
+    case ENFILE:
+      msg += "The process (EMFILE) or the system (ENFILE) is out of file descriptors; raise RLIMIT_NOFILE "
+             "(`ulimit -n`) or close descriptors.";
+      break;
+    case EINVAL:
+      msg += "The kernel rejected every flag set saturn tried, down to none: it is too old for saturn "
+             "(Linux >= 5.19 is needed) or the entry count is out of range.";
+      break;
+    default:
+      msg += "Unexpected error from io_uring_setup.";
+  }
+  return msg;
+}
+
+uring::uring(const setup_options& opts) {
+  const unsigned entries = opts.entries == 0 ? 256 : opts.entries;
+  int result = -EINVAL;
+  int chosen = -1;
+  for (int i = g_first_candidate.load(std::memory_order_relaxed); i < k_candidate_count; ++i) {
+    const candidate& c = k_candidates[i];
+    if (c.needs_single_issuer && !opts.single_issuer)
+      continue;
+    if (c.needs_defer && !opts.defer_taskrun)
+      continue;
+    io_uring_params p{};
+    p.flags = c.flags | IORING_SETUP_CQSIZE | IORING_SETUP_CLAMP;
+    p.cq_entries = opts.cq_entries != 0 ? opts.cq_entries : entries * 4;
+    result = io_uring_queue_init_params(entries, &m_ring, &p);
+    if (result == 0) {
+      chosen = i;
+      m_features.single_issuer = (c.flags & flag_si) != 0;
+      m_features.defer_taskrun = (c.flags & IORING_SETUP_DEFER_TASKRUN) != 0;
+      m_features.coop_taskrun = (c.flags & IORING_SETUP_COOP_TASKRUN) != 0;
+      m_features.ext_arg = (p.features & IORING_FEAT_EXT_ARG) != 0;
+      m_features.nodrop = (p.features & IORING_FEAT_NODROP) != 0;
+      m_features.cqe_skip = (p.features & IORING_FEAT_CQE_SKIP) != 0;
+      break;
+    }
+    if (result != -EINVAL)
+      break;  // a real failure, not an unknown flag: report it
+  }
+  if (result != 0)
+    throw std::system_error(-result, std::system_category(), describe_setup_error(-result, entries));
+  // Remember where probing succeeded (only for the full-preference path, so a ring asked
+  // for without DEFER does not stop later rings from getting it).
+  if (opts.single_issuer && opts.defer_taskrun)
+    g_first_candidate.store(chosen, std::memory_order_relaxed);
+
+  std::unique_ptr<io_uring_probe, void (*)(io_uring_probe*)> probe(io_uring_get_probe_ring(&m_ring),
+                                                                   io_uring_free_probe);
+  m_supported.assign(IORING_OP_LAST, false);
+  if (probe) {
+    for (int op = 0; op < IORING_OP_LAST; ++op)
+      m_supported[static_cast<unsigned>(op)] = io_uring_opcode_supported(probe.get(), op) != 0;
+  }
+  m_features.msg_ring = supports(IORING_OP_MSG_RING);
+  m_features.registered_fd = io_uring_register_ring_fd(&m_ring) == 1;
+}
+
+uring::~uring() { io_uring_queue_exit(&m_ring); }
+
+io_uring_sqe* uring::get_sqe_slow() {
+  for (;;) {
+    get_sqe_slow_flush();
+    if (io_uring_sqe* sqe = io_uring_get_sqe(&m_ring))
+      return sqe;
+  }
+}
+
+void uring::get_sqe_slow_flush() {
+  // The SQ is full: hand it to the kernel. Under CQ overflow the kernel may refuse
+  // (-EBUSY/-EAGAIN); then copy the ready CQEs aside (no completion runs re-entrantly) and
+  // let it flush its overflow list into the CQ, and try again.
+  for (int attempt = 0; attempt < 1'000'000; ++attempt) {
+    int r = io_uring_submit(&m_ring);
+    if (r > 0 || (r == 0 && io_uring_sq_ready(&m_ring) == 0))
+      return;
+    if (r == 0 || r == -EINTR || r == -EBUSY || r == -EAGAIN) {
+      copy_aside();
+      io_uring_get_events(&m_ring);
+      copy_aside();
+      continue;
+    }
+    throw std::system_error(-r, std::system_category(), "saturn: io_uring_enter while flushing a full submission queue");
+  }
+  throw std::system_error(EBUSY, std::system_category(),
+                          "saturn: the kernel accepted no submission after 1,000,000 attempts");
+}
+
+io_uring_sqe* uring::get_linked_sqe() {
+  if (io_uring_sq_space_left(&m_ring) == 0) {
+    // lifetime: the head SQE has not been seen by the kernel yet (it is at the tail), so
+    // it can be copied and taken back before the flush.
+    io_uring_sqe saved = *m_last;
+    --m_ring.sq.sqe_tail;
+    while (io_uring_sq_space_left(&m_ring) < 2)
+      get_sqe_slow_flush();
+    io_uring_sqe* head = io_uring_get_sqe(&m_ring);
+    *head = saved;
+    m_last = head;
+  }
+  m_last->flags |= IOSQE_IO_LINK;
+  return get_sqe();
+}
+
+void uring::copy_aside() {
+  unsigned head;
+  unsigned n = 0;
+  io_uring_cqe* cqe;
+  io_uring_for_each_cqe(&m_ring, head, cqe) {
+    m_copied.push_back(cqe_copy{cqe->user_data, cqe->res, cqe->flags});
+    ++n;
+  }
+  io_uring_cq_advance(&m_ring, n);
+}
+
+int uring::submit_and_get_events() { return io_uring_submit_and_get_events(&m_ring); }
+
+int uring::enter(unsigned wait_nr, std::int64_t timeout_ns) {
+  if (wait_nr == 0)
+    return io_uring_submit_and_get_events(&m_ring);
+  if (timeout_ns < 0)
+    return io_uring_submit_and_wait(&m_ring, wait_nr);
+  __kernel_timespec ts{};
+  ts.tv_sec = timeout_ns / 1'000'000'000;
+  ts.tv_nsec = timeout_ns % 1'000'000'000;
+  io_uring_cqe* cqe = nullptr;
+  return io_uring_submit_and_wait_timeout(&m_ring, &cqe, wait_nr, &ts, nullptr);
+}
+
+}  // namespace saturn::ring

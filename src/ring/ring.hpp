@@ -1,0 +1,147 @@
+// The only header that includes liburing (DESIGN.md rule 1). Private to src/.
+//
+// `uring` is one io_uring instance owned by one thread (the loop's). It hides three
+// things the layers above must never see:
+//   * setup: the flags are probed once per process (SINGLE_ISSUER|DEFER_TASKRUN, then
+//     SINGLE_ISSUER|COOP_TASKRUN, then none) and a failure names its cause and fix;
+//   * SQE acquisition never fails: a full SQ is flushed to the kernel and retried, and if
+//     the kernel pushes back (-EBUSY/-EAGAIN while the CQ overflows) the CQEs are copied
+//     aside (not dispatched, so no callback runs re-entrantly) and the flush retried;
+//   * CQEs are reaped in batches with one cq_advance per batch; copied-aside CQEs are
+//     delivered first, in order.
+#pragma once
+
+#include <liburing.h>
+
+#include <cstdint>
+#include <string>
+#include <system_error>
+#include <vector>
+
+namespace saturn::ring {
+
+/// What the kernel gave us, probed at setup. Read-only after construction.
+struct features {
+  bool single_issuer = false;
+  bool defer_taskrun = false;
+  bool coop_taskrun = false;
+  bool ext_arg = false;       ///< timeout on the wait itself (IORING_FEAT_EXT_ARG)
+  bool nodrop = false;        ///< CQ overflow is kept, not dropped (IORING_FEAT_NODROP)
+  bool cqe_skip = false;      ///< IOSQE_CQE_SKIP_SUCCESS
+  bool msg_ring = false;      ///< IORING_OP_MSG_RING
+  bool registered_fd = false; ///< io_uring_register_ring_fd succeeded
+};
+
+/// How to set a ring up.
+struct setup_options {
+  unsigned entries = 256;      ///< SQ depth (rounded up to a power of two by the kernel)
+  unsigned cq_entries = 0;     ///< 0: 4 × entries
+  bool single_issuer = true;   ///< only the creating thread submits (the loop's contract)
+  bool defer_taskrun = true;   ///< prefer DEFER_TASKRUN when single_issuer
+};
+
+/// A CQE copied out of the ring while the SQ had to be flushed under CQ pressure.
+struct cqe_copy {
+  std::uint64_t user_data;
+  std::int32_t res;
+  std::uint32_t flags;
+};
+
+/// Builds the message for a failed io_uring_setup: what failed, the likely cause on this
+/// machine, and what to do. Exposed for tests.
+std::string describe_setup_error(int err, unsigned entries);
+
+/// One io_uring. Threading: owned by one thread; every member is called on it (the ring
+/// is set up SINGLE_ISSUER when the kernel has it). Not copyable, not movable.
+class uring {
+ public:
+  /// Sets the ring up. Throws std::system_error whose what() names the cause and fix.
+  explicit uring(const setup_options& opts);
+  ~uring();
+  uring(const uring&) = delete;
+  uring& operator=(const uring&) = delete;
+
+  /// A zeroed SQE, never null (flushes the SQ when it is full).
+  io_uring_sqe* get_sqe() {
+    io_uring_sqe* sqe = io_uring_get_sqe(&m_ring);
+    if (sqe == nullptr) [[unlikely]]
+      sqe = get_sqe_slow();
+    m_last = sqe;
+    return sqe;
+  }
+
+  /// An SQE that directly follows the last one handed out, marking that one
+  /// IOSQE_IO_LINK. If the SQ is full, the last SQE is taken back, the rest flushed, and
+  /// it is re-queued first, so a flush never splits the link.
+  io_uring_sqe* get_linked_sqe();
+
+  /// SQEs prepared but not yet handed to the kernel.
+  unsigned pending() const { return io_uring_sq_ready(&m_ring); }
+
+  /// One io_uring_enter: submits what is pending and, when `wait_nr` > 0, waits until
+  /// that many CQEs are ready or `timeout_ns` (>= 0) passes. Returns the number submitted
+  /// or -errno (-ETIME on timeout and -EINTR are normal here).
+  int enter(unsigned wait_nr, std::int64_t timeout_ns);
+
+  /// Submits pending SQEs and flushes deferred completions into the CQ without waiting.
+  int submit_and_get_events();
+
+  /// Calls `fn(user_data, res, flags)` for every ready CQE (copied-aside ones first) and
+  /// returns how many were seen. `fn` may prepare new SQEs.
+  template <class Fn>
+  unsigned reap(Fn&& fn) {
+    unsigned n = 0;
+    if (!m_copied.empty()) [[unlikely]]
+      n += drain_copied(fn);
+    unsigned head;
+    unsigned batch = 0;
+    io_uring_cqe* cqe;
+    io_uring_for_each_cqe(&m_ring, head, cqe) {
+      fn(cqe->user_data, cqe->res, cqe->flags);
+      ++batch;
+    }
+    // lifetime: fn ran for every CQE before the slots are handed back to the kernel.
+    io_uring_cq_advance(&m_ring, batch);
+    return n + batch;
+  }
+
+  /// True when CQEs (or copied-aside CQEs) are ready to reap.
+  bool has_completions() const { return io_uring_cq_ready(&m_ring) != 0 || !m_copied.empty(); }
+
+  /// True when the kernel holds CQEs it could not place in the CQ ring.
+  bool cq_overflowed() const { return io_uring_cq_has_overflow(&m_ring); }
+
+  /// True when the kernel supports `opcode` (probed at setup).
+  bool supports(int opcode) const {
+    return opcode >= 0 && opcode < static_cast<int>(m_supported.size()) && m_supported[static_cast<unsigned>(opcode)];
+  }
+
+  const features& feature_set() const { return m_features; }
+  unsigned sq_entries() const { return m_ring.sq.ring_entries; }
+  unsigned cq_entries() const { return m_ring.cq.ring_entries; }
+  /// The real ring fd (for IORING_OP_MSG_RING from another ring).
+  int fd() const { return m_ring.ring_fd; }
+  io_uring* raw() { return &m_ring; }
+
+ private:
+  io_uring_sqe* get_sqe_slow();
+  void get_sqe_slow_flush();
+  void copy_aside();
+  template <class Fn>
+  unsigned drain_copied(Fn& fn) {
+    // lifetime: swap out first, fn may cause more copies (which go to a fresh vector).
+    std::vector<cqe_copy> copied;
+    copied.swap(m_copied);
+    for (const cqe_copy& c : copied)
+      fn(c.user_data, c.res, c.flags);
+    return static_cast<unsigned>(copied.size());
+  }
+
+  io_uring m_ring{};
+  io_uring_sqe* m_last = nullptr;
+  features m_features;
+  std::vector<bool> m_supported;
+  std::vector<cqe_copy> m_copied;
+};
+
+}  // namespace saturn::ring
