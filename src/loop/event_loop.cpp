@@ -49,9 +49,28 @@ int event_loop::ring_fd() const noexcept { return m_ring->fd(); }
 bool event_loop::defer_taskrun() const noexcept { return m_ring->feature_set().defer_taskrun; }
 unsigned event_loop::sq_entries() const noexcept { return m_ring->sq_entries(); }
 
+inline void event_loop::check_enter(int r) {
+  if (r < 0 && r != -ETIME && r != -EINTR && r != -EBUSY && r != -EAGAIN)
+    throw std::system_error(-r, std::system_category(), "saturn: io_uring_enter in the event loop");
+}
+
+inline void event_loop::dispatch(std::uint64_t user_data, int res, unsigned flags) noexcept {
+  if (user_data <= detail::ud_max_sentinel || user_data == LIBURING_UDATA_TIMEOUT) [[unlikely]]
+    return;  // ignored CQEs; a MSG_RING wake did its job by ending the wait
+  auto* op = reinterpret_cast<operation*>(user_data);
+  if (op == &m_wake_op) [[unlikely]] {
+    m_wake_armed = false;  // re-armed lazily, just before the next sleep
+    return;
+  }
+  if ((flags & IORING_CQE_F_MORE) == 0)
+    --m_in_flight;
+  ++m_stats.completions;
+  op->m_complete(op, res, flags);
+}
+
 bool event_loop::has_work() const noexcept {
   return m_ready_head != nullptr || m_in_flight != 0 || !m_timers.empty() || m_keep_alive != 0 ||
-         m_remote.maybe_nonempty() || m_ring->has_completions();
+         m_remote.maybe_nonempty();
 }
 
 void event_loop::run() {
@@ -69,65 +88,73 @@ bool event_loop::run_once(bool may_block) {
     run_ready();
   if (!m_timers.empty())
     fire_timers();
+  // New SQEs go in with a non-waiting enter that also collects what completed meanwhile.
+  // Only when that brings nothing, and nothing is ready, does the loop go to sleep: a
+  // loop that sleeps pays one more syscall (~0.1 µs, noise next to any wake-up), a busy
+  // loop pays neither a second syscall nor the sleep announcement.
+  unsigned reaped = 0;
+  bool entered = false;
+  if (m_ring->pending() != 0) {
+    ++m_stats.enters;
+    check_enter(m_ring->submit_and_get_events());
+    reaped = reap();
+    entered = true;
+  }
   const bool waiting_for_something = m_in_flight != 0 || !m_timers.empty() || m_keep_alive != 0;
-  const bool block = may_block && m_ready_head == nullptr && waiting_for_something &&
-                     !m_stop.load(std::memory_order_relaxed) && !m_ring->has_completions();
-  if (block || m_in_flight != 0 || m_ring->pending() != 0)
-    enter(block);
-  reap();
+  if (reaped == 0 && m_ready_head == nullptr && may_block && waiting_for_something &&
+      !m_stop.load(std::memory_order_relaxed))
+    sleep();
+  else if (!entered && m_in_flight != 0)
+    poll();  // busy with ready work: still collect completions every iteration
   return has_work();
 }
 
-int event_loop::enter(bool block) {
+void event_loop::poll() {
   ++m_stats.enters;
-  if (!block)
-    return m_ring->enter(0, 0);
+  check_enter(m_ring->submit_and_get_events());
+  reap();
+}
+
+void event_loop::sleep() {
   if (!m_wake_armed)
     arm_wake_read();
   std::int64_t timeout_ns = -1;
   if (!m_timers.empty()) {
     auto left = m_timers.top()->m_deadline - clock::now();
     timeout_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(left).count();
-    if (timeout_ns <= 0)
-      return m_ring->enter(0, 0);
+    if (timeout_ns <= 0) {
+      poll();
+      return;
+    }
   }
   // Wake protocol, loop side: announce the sleep, then look at the inbox once more. A
   // producer pushes, then reads m_sleeping; with both sides seq_cst one sees the other.
   m_sleeping.store(true, std::memory_order_seq_cst);
   if (m_remote.nonempty_seq_cst() || m_stop.load(std::memory_order_seq_cst)) {
     m_sleeping.store(false, std::memory_order_relaxed);
-    return m_ring->enter(0, 0);
+    poll();
+    return;
   }
+  ++m_stats.enters;
   int r = m_ring->enter(1, timeout_ns);
   // ordering: relaxed; a producer that still sees true sends one redundant wake, harmless.
   m_sleeping.store(false, std::memory_order_relaxed);
-  if (r < 0 && r != -ETIME && r != -EINTR && r != -EBUSY && r != -EAGAIN)
-    throw std::system_error(-r, std::system_category(), "saturn: io_uring_enter in the event loop");
-  return r;
+  check_enter(r);
+  reap();
 }
 
-void event_loop::reap() noexcept {
+unsigned event_loop::reap() noexcept {
+  unsigned total = 0;
   for (;;) {
-    m_ring->reap([this](std::uint64_t ud, int res, unsigned flags) { dispatch(ud, res, flags); });
-    // Completions the kernel kept aside (CQ overflow, IORING_FEAT_NODROP): pull them in.
-    if (!m_ring->cq_overflowed())
+    unsigned n = m_ring->reap([this](std::uint64_t ud, int res, unsigned flags) { dispatch(ud, res, flags); });
+    total += n;
+    // Completions the kernel kept aside (CQ overflow, IORING_FEAT_NODROP) can only exist
+    // after the CQ filled up; every GETEVENTS enter flushes them too, this pulls them in now.
+    if (n < m_ring->cq_entries() / 2 || !m_ring->cq_overflowed())
       break;
     m_ring->submit_and_get_events();
   }
-}
-
-void event_loop::dispatch(std::uint64_t user_data, int res, unsigned flags) noexcept {
-  if (user_data <= detail::ud_max_sentinel || user_data == LIBURING_UDATA_TIMEOUT) [[unlikely]]
-    return;  // ignored CQEs; a MSG_RING wake did its job by ending the wait
-  auto* op = reinterpret_cast<operation*>(user_data);
-  if (op == &m_wake_op) [[unlikely]] {
-    m_wake_armed = false;  // re-armed lazily, just before the next sleep
-    return;
-  }
-  if ((flags & IORING_CQE_F_MORE) == 0)
-    --m_in_flight;
-  ++m_stats.completions;
-  op->m_complete(op, res, flags);
+  return total;
 }
 
 void event_loop::run_ready() noexcept {

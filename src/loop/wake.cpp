@@ -54,7 +54,7 @@ void event_loop::wake() noexcept {
     io_uring_sqe_set_data64(sqe, detail::ud_ignore);
     if (self->m_ring->feature_set().cqe_skip)
       sqe->flags |= IOSQE_CQE_SKIP_SUCCESS;
-    if (self->m_ring->enter(0, 0) >= 0) {
+    if (self->m_ring->submit_and_get_events() >= 0) {
       return;
     }
   }

@@ -190,11 +190,7 @@ void uring::copy_aside() {
   io_uring_cq_advance(&m_ring, n);
 }
 
-int uring::submit_and_get_events() { return io_uring_submit_and_get_events(&m_ring); }
-
 int uring::enter(unsigned wait_nr, std::int64_t timeout_ns) {
-  if (wait_nr == 0)
-    return io_uring_submit_and_get_events(&m_ring);
   if (timeout_ns < 0)
     return io_uring_submit_and_wait(&m_ring, wait_nr);
   __kernel_timespec ts{};

@@ -84,25 +84,35 @@ class uring {
   int enter(unsigned wait_nr, std::int64_t timeout_ns);
 
   /// Submits pending SQEs and flushes deferred completions into the CQ without waiting.
-  int submit_and_get_events();
+  int submit_and_get_events() { return io_uring_submit_and_get_events(&m_ring); }
 
   /// Calls `fn(user_data, res, flags)` for every ready CQE (copied-aside ones first) and
-  /// returns how many were seen. `fn` may prepare new SQEs.
+  /// returns how many were seen. `fn` may prepare new SQEs, even flush the SQ: each CQE is
+  /// copied out and its slot handed back to the kernel before `fn` runs, so a flush that
+  /// copies CQEs aside never sees one twice.
   template <class Fn>
   unsigned reap(Fn&& fn) {
     unsigned n = 0;
     if (!m_copied.empty()) [[unlikely]]
       n += drain_copied(fn);
-    unsigned head;
-    unsigned batch = 0;
-    io_uring_cqe* cqe;
-    io_uring_for_each_cqe(&m_ring, head, cqe) {
-      fn(cqe->user_data, cqe->res, cqe->flags);
-      ++batch;
+    io_uring_cq& cq = m_ring.cq;
+    unsigned head = *cq.khead;  // ordering: only this thread writes the head
+    // ordering: acquire pairs with the kernel's release of the tail (CQE contents visible).
+    unsigned tail = io_uring_smp_load_acquire(cq.ktail);
+    while (head != tail) {
+      const io_uring_cqe& cqe = cq.cqes[head & cq.ring_mask];
+      const std::uint64_t ud = cqe.user_data;
+      const std::int32_t res = cqe.res;
+      const std::uint32_t flags = cqe.flags;
+      ++head;
+      // ordering: release hands the slot back only after it was read.
+      io_uring_smp_store_release(cq.khead, head);
+      fn(ud, res, flags);
+      ++n;
+      if (head == tail)
+        tail = io_uring_smp_load_acquire(cq.ktail);
     }
-    // lifetime: fn ran for every CQE before the slots are handed back to the kernel.
-    io_uring_cq_advance(&m_ring, batch);
-    return n + batch;
+    return n;
   }
 
   /// True when CQEs (or copied-aside CQEs) are ready to reap.

@@ -6,10 +6,12 @@
 ///   2. run the runnables that were ready when the iteration began (later posts wait for
 ///      the next iteration, so I/O completions are never starved);
 ///   3. fire due timers (one clock read, only when timers exist);
-///   4. one io_uring_enter: submit every pending SQE and, when nothing is ready, sleep until
-///      a CQE arrives or the nearest timer is due — but only after announcing the sleep and
-///      re-checking the remote queue (see "wake protocol" in src/loop/wake.cpp);
-///   5. reap all CQEs in one batch, calling each operation's completion directly.
+///   4. one non-waiting io_uring_enter that submits every pending SQE and collects what
+///      completed, reaping all CQEs in one batch and calling each operation's completion
+///      directly;
+///   5. only if that brought nothing and nothing is ready: sleep in the kernel until a CQE
+///      arrives or the nearest timer is due — after announcing the sleep and re-checking
+///      the remote queue (see "wake protocol" in src/loop/wake.cpp).
 #pragma once
 
 #include <saturn/loop/detail/op_pool.hpp>
@@ -194,11 +196,13 @@ class event_loop {
   void run_ready() noexcept;
   void drain_remote() noexcept;
   void fire_timers() noexcept;
-  void reap() noexcept;
+  unsigned reap() noexcept;
   void dispatch(std::uint64_t user_data, int res, unsigned flags) noexcept;
   void arm_wake_read();
   void shutdown() noexcept;
-  int enter(bool block);
+  void poll();
+  void sleep();
+  static void check_enter(int r);
 
   std::unique_ptr<ring::uring> m_ring;
   runnable* m_ready_head = nullptr;

@@ -30,7 +30,10 @@ struct callback_op final : operation {
   F m_fn;
   kernel_timespec m_ts{};  // lifetime: timeout ops point their SQE here
 
-  callback_op(event_loop* loop, F&& fn) : m_loop(loop), m_fn(std::move(fn)) { m_complete = &complete; }
+  template <class G>
+  callback_op(event_loop* loop, G&& fn) : m_loop(loop), m_fn(std::forward<G>(fn)) {
+    m_complete = &complete;
+  }
 
   static void complete(operation* self, int res, unsigned flags) noexcept {
     auto* op = static_cast<callback_op*>(self);
@@ -42,9 +45,10 @@ struct callback_op final : operation {
     loop->pool().deallocate(op, sizeof(callback_op));
   }
 
-  static callback_op* make(event_loop* loop, F&& fn) {
+  template <class G>
+  static callback_op* make(event_loop* loop, G&& fn) {
     void* mem = loop->pool().allocate(sizeof(callback_op));
-    return ::new (mem) callback_op(loop, std::move(fn));
+    return ::new (mem) callback_op(loop, std::forward<G>(fn));
   }
 };
 
@@ -55,7 +59,10 @@ template <class F, bool Remote>
 struct callback_runnable final : runnable {
   event_loop* m_loop;
   F m_call;
-  callback_runnable(event_loop* loop, F&& fn) : m_loop(loop), m_call(std::move(fn)) { m_fn = &run; }
+  template <class G>
+  callback_runnable(event_loop* loop, G&& fn) : m_loop(loop), m_call(std::forward<G>(fn)) {
+    m_fn = &run;
+  }
 
   static void run(runnable* self, run_mode mode) noexcept {
     auto* r = static_cast<callback_runnable*>(self);
@@ -76,7 +83,10 @@ template <class F>
 struct callback_timer final : timer_node {
   event_loop* m_loop;
   F m_call;
-  callback_timer(event_loop* loop, F&& fn) : m_loop(loop), m_call(std::move(fn)) { m_fire = &fire; }
+  template <class G>
+  callback_timer(event_loop* loop, G&& fn) : m_loop(loop), m_call(std::forward<G>(fn)) {
+    m_fire = &fire;
+  }
 
   static void fire(timer_node* self, run_mode mode) noexcept {
     auto* t = static_cast<callback_timer*>(self);

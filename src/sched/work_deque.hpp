@@ -1,0 +1,245 @@
+#pragma once
+// The per-worker run queue: a bounded Chase-Lev work-stealing deque of task pointers,
+// with a batch steal ("steal half") that moves many tasks with one CAS.
+//
+// Protocol
+// --------
+// Logical indices run upwards without bound (stored mod 2^32); index i lives in slot
+// i % Capacity. Live items are [top, bottom). `bottom` is written only by the owner.
+// `top` is one 64-bit word {index:32, tag:32}; every change to it is a CAS. Thieves CAS
+// {t, g} -> {t + n, g} to claim the n oldest items [t, t + n). The owner never moves the
+// index; it CASes {t, g} -> {t, g + 1} to make every thief CAS that read an older top fail.
+// K = MaxBatch bounds every claim: 1 <= n <= K.
+//
+// push (owner):  write slot b; release fence; bottom = b + 1. Full when b - top == Capacity.
+// steal (thief): t = top (acquire); seq_cst fence; b = bottom (acquire); if t < b: read the
+//                items [t, t + n), then CAS top {t, g} -> {t + n, g}; on failure start over.
+//                steal() has n = 1; steal_half_into has n = min(K, ceil((b - t) / 2), room).
+// pop (owner):   b = bottom - 1; bottom = b; then either
+//                far path:  seq_cst fence; t = top; if b - t >= K take slot b with no CAS;
+//                near path (b - t < K): CAS top {t, g} -> {t, g + 1}; on success take slot
+//                b; when a thief has taken b meanwhile (t > b), restore bottom = b + 1.
+// push, steal and the far path are Lê, Pop, Cohen, Zappa Nardelli, "Correct and Efficient
+// Work-Stealing for Weak Memory Models" (PPoPP 2013), with the same fences.
+//
+// Why every item is taken exactly once
+// ------------------------------------
+// Plain Chase-Lev lets the owner take slot b without a CAS whenever top < b. That is
+// unsafe once a thief claims n > 1 items: its view of bottom may be older than several
+// pops, so the owner can pop down into [t, t + n) before the thief's CAS lands. Here the
+// owner skips the CAS only when b - top >= K. Take a successful thief claim [t, t + n)
+// (T1 read top, fence F_T, T3 read bottom = b_T, then read the slots, CAS) and an owner pop
+// P that takes index j. Thieves never overlap each other: their CASes form a chain on one
+// word and each moves the index past what it claimed.
+//  - P on the far path (store bottom = j; fence F_P; read top = t_P; j - t_P >= K):
+//    if F_T precedes F_P in the seq_cst order S, P's read of top is not older than T1's,
+//    so t_P >= t and j >= t + K >= t + n: j is outside the claim. If F_P precedes F_T,
+//    T3 sees P's bottom = j or a later owner store.
+//  - P on the near path (store bottom = j; CAS C_P expecting index t_P <= j): if the
+//    thief's CAS comes first in top's modification order, t_P >= t + n, so j is outside
+//    the claim. Else C_P comes first; top's values never repeat (index and tag only
+//    grow), so T1 read C_P or a later CAS (all RMWs, so C_P's release sequence): C_P
+//    synchronizes with T1, and T3 again sees bottom = j or a later owner store.
+//  In the "T3 sees j or later" cases: if b_T <= j the claim [t, t + n) ⊆ [t, b_T) misses
+//  j. If b_T > j, the owner pushed index j again after P, and that push's release fence
+//  precedes the bottom store T3 read, so the thief reads the new item in slot j, not P's.
+// So no index is taken twice, and top never passes bottom + 1 (a pop's restore is right).
+// A push overwrites slot b % Capacity only when top > b - Capacity: it read that top with
+// acquire from the CAS that claimed b - Capacity, after which the claiming thief's slot
+// read happened before the overwrite. The item moved into the thief's own deque is
+// published there by the same release fence as a push.
+//
+// ABA: a thief stalled between T1 and its CAS is fooled only if top returns to the same
+// {index, tag}: 2^32 near-path pops and 2^32 stolen items while it sleeps.
+//
+// Cost: push is plain stores; pop is one seq_cst fence (far) or one CAS (near: at most K
+// items left, like plain Chase-Lev's last item); steal is a fence and a CAS.
+
+#include "saturn/detail/atomic.hpp"
+
+#include <algorithm>
+#include <cassert>
+#include <cstddef>
+#include <cstdint>
+
+namespace saturn::sched {
+
+/// A bounded Chase-Lev work-stealing deque of `T*` (intrusive task nodes; the deque never
+/// owns, frees or dereferences them). One owner thread calls push, pop and
+/// steal_half_into (as owner of the destination); any thread may call steal,
+/// steal_half_into (as thief of `*this`) and size_approx. Nothing blocks or allocates;
+/// every operation is lock-free. Capacity is a power of two; a steal moves at most
+/// MaxBatch items, and pops with fewer than MaxBatch + 1 items left cost a CAS.
+template <class T, std::size_t Capacity, std::size_t MaxBatch = Capacity / 2>
+class work_deque {
+  static_assert(Capacity >= 2 && (Capacity & (Capacity - 1)) == 0, "Capacity must be a power of two >= 2");
+  static_assert(Capacity <= (std::size_t{1} << 30), "indices are 32-bit; keep Capacity far below 2^31");
+  static_assert(MaxBatch >= 1 && MaxBatch <= Capacity / 2, "MaxBatch must be in [1, Capacity / 2]");
+
+public:
+  static constexpr std::size_t capacity = Capacity;
+  static constexpr std::size_t max_batch = MaxBatch;
+
+  /// An empty deque. `first_index` only matters to tests, which start near 2^32 to
+  /// exercise index wrap-around.
+  explicit work_deque(std::uint32_t first_index = 0) noexcept
+      : m_top{first_index}, m_bottom{first_index} {}
+  work_deque(const work_deque&) = delete;
+  work_deque& operator=(const work_deque&) = delete;
+
+  /// Owner only. Appends `item` at the bottom. Returns false, changing nothing, when the
+  /// deque is full; the caller then moves a batch to the global injection queue.
+  bool push(T* item) noexcept {
+    // ordering: relaxed; only this thread writes bottom.
+    const std::uint32_t b = m_bottom.load(std::memory_order_relaxed);
+    // ordering: acquire pairs with the thief CAS that freed slot b: its read of the old
+    // item happens before our overwrite below.
+    const std::uint32_t t = index_of(m_top.load(std::memory_order_acquire));
+    if (b - t >= Capacity) return false;
+    // ordering: relaxed; published by the release fence below.
+    slot(b).store(item, std::memory_order_relaxed);
+    // ordering: release fence (not a release store) so that a thief reading *any* later
+    // bottom value, even a pop's decrement, sees this slot and the task's contents.
+    detail::thread_fence(std::memory_order_release);
+    // ordering: relaxed; the fence above orders it.
+    m_bottom.store(b + 1, std::memory_order_relaxed);
+    return true;
+  }
+
+  /// Owner only. Removes and returns the most recently pushed item, or nullptr when empty
+  /// (including when thieves took the last items first).
+  T* pop() noexcept {
+    // ordering: relaxed; only this thread writes bottom.
+    const std::uint32_t b = m_bottom.load(std::memory_order_relaxed) - 1;
+    // ordering: relaxed; a hint. top's index only grows, so a stale value is too small:
+    // "empty" is then certain, and "far" and "near" are re-checked below.
+    std::uint64_t t = m_top.load(std::memory_order_relaxed);
+    if (distance(b, t) < 0) return nullptr;
+    // ordering: relaxed; made visible to thieves by the fence or the CAS that follows.
+    m_bottom.store(b, std::memory_order_relaxed);
+    if (distance(b, t) >= static_cast<std::int32_t>(MaxBatch)) {
+      // ordering: seq_cst fence between our bottom store and top load (Lê et al.'s take):
+      // any thief either sees the new bottom or is seen by the load below.
+      detail::thread_fence(std::memory_order_seq_cst);
+      // ordering: relaxed; the fence above makes it fresh enough (see the proof).
+      t = m_top.load(std::memory_order_relaxed);
+      // ordering: relaxed; slot b is our own write.
+      if (distance(b, t) >= static_cast<std::int32_t>(MaxBatch)) return slot(b).load(std::memory_order_relaxed);
+    }
+    while (distance(b, t) >= 0) {
+      // ordering: seq_cst (release) on success so a thief whose CAS follows sees bottom = b;
+      // relaxed on failure, we only retry with the fresher value.
+      if (m_top.compare_exchange_weak(t, t + tag_one, std::memory_order_seq_cst, std::memory_order_relaxed)) {
+        // ordering: relaxed; slot b is our own write and no thief can claim it now.
+        return slot(b).load(std::memory_order_relaxed);
+      }
+    }
+    // ordering: relaxed; thieves took index b, top == b + 1, nothing to publish.
+    m_bottom.store(b + 1, std::memory_order_relaxed);
+    return nullptr;
+  }
+
+  /// Any thread. Removes and returns the oldest item, or nullptr when empty. Retries
+  /// while it loses races to other thieves or the owner (lock-free, not wait-free).
+  T* steal() noexcept {
+    // ordering: acquire pairs with the release of the CAS that wrote this top value.
+    std::uint64_t t = m_top.load(std::memory_order_acquire);
+    for (;;) {
+      const std::int32_t count = load_count(t);
+      if (count <= 0) return nullptr;
+      // ordering: relaxed; the acquire load of bottom in load_count made it visible, and
+      // a stale read is harmless because the CAS below then fails.
+      T* item = slot(index_of(t)).load(std::memory_order_relaxed);
+      // ordering: seq_cst as in Lê et al.; on failure acquire, since t is reused as our
+      // fresh read of top.
+      if (m_top.compare_exchange_weak(t, advance(t, 1), std::memory_order_seq_cst, std::memory_order_acquire))
+        return item;
+      detail::cpu_relax();
+    }
+  }
+
+  /// Any thread steals from `*this`; the caller must be the owner of `thief_own`, and
+  /// `&thief_own != this`. Claims about half of the items (the oldest; at most
+  /// MaxBatch, and no more than fit in `thief_own` plus one) with one CAS, pushes all but
+  /// the newest claimed into `thief_own` (oldest first) and returns that newest one to run
+  /// now. Returns nullptr when `*this` is empty. `*moved`, if given, receives how many
+  /// items went into `thief_own`.
+  T* steal_half_into(work_deque& thief_own, std::size_t* moved = nullptr) noexcept {
+    assert(&thief_own != this);
+    // ordering: relaxed; we own thief_own, so we are the only writer of its bottom.
+    const std::uint32_t db = thief_own.m_bottom.load(std::memory_order_relaxed);
+    // ordering: acquire, as in push: reads of the slots we overwrite happened before.
+    const std::uint32_t dt = index_of(thief_own.m_top.load(std::memory_order_acquire));
+    const std::uint32_t room = static_cast<std::uint32_t>(Capacity) - (db - dt);
+    // ordering: acquire, as in steal.
+    std::uint64_t t = m_top.load(std::memory_order_acquire);
+    for (;;) {
+      const std::int32_t count = load_count(t);
+      if (count <= 0) {
+        if (moved != nullptr) *moved = 0;
+        return nullptr;
+      }
+      const std::uint32_t n = std::min({static_cast<std::uint32_t>(count - count / 2),
+                                        static_cast<std::uint32_t>(MaxBatch), room + 1});
+      const std::uint32_t first = index_of(t);
+      for (std::uint32_t i = 0; i + 1 < n; ++i) {
+        // ordering: relaxed both; the source is visible through load_count's acquire and
+        // the copy is invisible to thief_own's thieves until the fence below publishes it.
+        thief_own.slot(db + i).store(slot(first + i).load(std::memory_order_relaxed), std::memory_order_relaxed);
+      }
+      // ordering: relaxed, as in steal.
+      T* item = slot(first + n - 1).load(std::memory_order_relaxed);
+      // ordering: as in steal.
+      if (m_top.compare_exchange_weak(t, advance(t, n), std::memory_order_seq_cst, std::memory_order_acquire)) {
+        if (n > 1) {
+          // ordering: release fence, as in push, publishes the copied slots.
+          detail::thread_fence(std::memory_order_release);
+          // ordering: relaxed; ordered by the fence above.
+          thief_own.m_bottom.store(db + n - 1, std::memory_order_relaxed);
+        }
+        if (moved != nullptr) *moved = n - 1;
+        return item;
+      }
+      detail::cpu_relax();
+    }
+  }
+
+  /// Any thread. The number of items, exact for the owner when no thief is active and a
+  /// snapshot otherwise.
+  std::size_t size_approx() const noexcept {
+    // ordering: relaxed both; an estimate, nothing is read through it.
+    const std::uint32_t b = m_bottom.load(std::memory_order_relaxed);
+    const std::int32_t n = distance(b, m_top.load(std::memory_order_relaxed));
+    return n > 0 ? static_cast<std::size_t>(n) : 0;
+  }
+
+private:
+  static constexpr std::uint64_t tag_one = std::uint64_t{1} << 32;
+
+  static constexpr std::uint32_t index_of(std::uint64_t top) noexcept { return static_cast<std::uint32_t>(top); }
+  static constexpr std::uint64_t advance(std::uint64_t top, std::uint32_t n) noexcept {
+    return (top & ~std::uint64_t{0xffff'ffff}) | static_cast<std::uint32_t>(index_of(top) + n);
+  }
+  /// `b - index(top)` as a signed distance (indices wrap mod 2^32).
+  static constexpr std::int32_t distance(std::uint32_t b, std::uint64_t top) noexcept {
+    return static_cast<std::int32_t>(b - index_of(top));
+  }
+
+  /// The thief's half of the Chase-Lev handshake: after reading top into `t`, how many
+  /// items [t, bottom) it may try to claim.
+  std::int32_t load_count(std::uint64_t t) const noexcept {
+    // ordering: seq_cst fence between our top and bottom loads (Lê et al.'s steal): either
+    // we see a popping owner's bottom store or its top load after its fence sees us.
+    detail::thread_fence(std::memory_order_seq_cst);
+    // ordering: acquire pairs with push's release fence: the slots below bottom are visible.
+    return distance(m_bottom.load(std::memory_order_acquire), t);
+  }
+
+  detail::atomic<T*>& slot(std::uint32_t i) noexcept { return m_slots[i & (Capacity - 1)]; }
+
+  alignas(detail::cache_line) detail::atomic<std::uint64_t> m_top;    // thieves' CAS + owner's near-path CAS
+  alignas(detail::cache_line) detail::atomic<std::uint32_t> m_bottom; // written by the owner only
+  alignas(detail::cache_line) detail::atomic<T*> m_slots[Capacity]{};
+};
+
+} // namespace saturn::sched
