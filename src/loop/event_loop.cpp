@@ -40,7 +40,17 @@ event_loop::event_loop(const loop_options& opts) {
 }
 
 event_loop::~event_loop() {
-  shutdown();
+  if (m_ring) {
+    shutdown();
+    // The wake read is the loop's own operation: cancel it and wait for its CQE too.
+    while (m_wake_armed && m_ring) {
+      io_uring_sqe* sqe = m_ring->get_sqe();
+      io_uring_prep_cancel64(sqe, 0, IORING_ASYNC_CANCEL_ANY);
+      io_uring_sqe_set_data64(sqe, detail::ud_ignore);
+      m_ring->enter(1, 100'000'000);
+      reap();
+    }
+  }
   ::close(m_wake_fd);
   t_current = m_prev_current;
 }
@@ -191,23 +201,23 @@ bool event_loop::cancel_after(timer_node* t) noexcept {
   return true;
 }
 
-void event_loop::shutdown() noexcept {
-  // 1. Nothing queued runs any more.
+void event_loop::discard_queued() noexcept {
   drain_remote();
   while (m_ready_head != nullptr) {
     runnable* r = m_ready_head;
     m_ready_head = r->m_next_runnable;
+    if (m_ready_head == nullptr)
+      m_ready_tail = nullptr;
     r->m_fn(r, run_mode::discard);
   }
-  m_ready_tail = nullptr;
-  while (!m_timers.empty()) {
-    timer_node* t = m_timers.pop();
-    t->m_fire(t, run_mode::discard);
-  }
-  // 2. lifetime: every operation still in the kernel may write its buffers until its CQE
-  // arrives. Cancel them all and wait for every CQE before the ring (and the memory the
-  // operations point at) goes away.
-  for (int round = 0; m_in_flight != 0 || m_wake_armed; ++round) {
+}
+
+void event_loop::shutdown() noexcept {
+  // lifetime: every operation still in the kernel may write its buffers until its CQE
+  // arrives. Cancel them all and wait for every CQE before anything they point at (task
+  // frames, the ring itself) goes away. Completions are delivered; what they queue is
+  // discarded.
+  for (int round = 0; m_in_flight != 0; ++round) {
     try {
       io_uring_sqe* sqe = m_ring->get_sqe();
       io_uring_prep_cancel64(sqe, 0, IORING_ASYNC_CANCEL_ANY);
@@ -216,22 +226,23 @@ void event_loop::shutdown() noexcept {
     } catch (const std::system_error&) {
     }
     reap();
-    drain_remote();
-    while (m_ready_head != nullptr) {
-      runnable* r = m_ready_head;
-      m_ready_head = r->m_next_runnable;
-      r->m_fn(r, run_mode::discard);
-    }
-    m_ready_tail = nullptr;
+    discard_queued();
     if (round == 600) {
       std::fprintf(stderr,
-                   "saturn: event loop destroyed with %zu operation(s) that ignored cancellation for 60 s; "
+                   "saturn: event loop shut down with %zu operation(s) that ignored cancellation for 60 s; "
                    "leaking the ring so the kernel cannot write freed memory\n",
                    m_in_flight);
       (void)m_ring.release();
+      m_ring = nullptr;
       return;
     }
   }
+  discard_queued();
+  while (!m_timers.empty()) {
+    timer_node* t = m_timers.pop();
+    t->m_fire(t, run_mode::discard);
+  }
+  discard_queued();
 }
 
 }  // namespace saturn

@@ -139,6 +139,10 @@ class event_loop {
   bool run_once(bool may_block = true);
   /// Makes run() return after the current iteration. Any thread.
   void stop() noexcept;
+  /// Cancels every in-flight operation and waits for its CQE (completions are delivered),
+  /// then discards queued runnables and armed timers (run_mode::discard). The loop stays
+  /// usable. Loop thread only; the destructor calls it.
+  void shutdown() noexcept;
   /// True once stop() was called (cleared by run()).
   bool stop_requested() const noexcept { return m_stop.load(std::memory_order_relaxed); }
   /// Keeps run() from returning while no work is visible (e.g. while other threads may
@@ -199,7 +203,7 @@ class event_loop {
   unsigned reap() noexcept;
   void dispatch(std::uint64_t user_data, int res, unsigned flags) noexcept;
   void arm_wake_read();
-  void shutdown() noexcept;
+  void discard_queued() noexcept;
   void poll();
   void sleep();
   static void check_enter(int r);

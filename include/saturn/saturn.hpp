@@ -1,0 +1,12 @@
+/// \file
+/// The umbrella header: everything saturn offers.
+#pragma once
+
+#include <saturn/loop/event_loop.hpp>
+#include <saturn/result.hpp>
+#include <saturn/task/io.hpp>
+#include <saturn/task/join_handle.hpp>
+#include <saturn/task/runtime.hpp>
+#include <saturn/task/task.hpp>
+#include <saturn/task/this_task.hpp>
+#include <saturn/task/time.hpp>

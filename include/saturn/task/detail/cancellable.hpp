@@ -1,0 +1,93 @@
+/// \file
+/// Cancellation of a suspended await by a std::stop_token, safe from any thread.
+///
+/// Protocol (one byte of state, `m_state`):
+///   idle ──completion──▶ done                       (the normal path)
+///   idle ──stop on the awaiter's loop thread──▶ requested; Derived::cancel_now() runs
+///   idle ──stop on another thread──▶ posted; a runnable embedded here is handed to the
+///        loop, which then moves posted ──▶ requested and calls cancel_now(), or, if the
+///        operation completed meanwhile (posted ──completion──▶ done-after-post), resumes
+///        the task itself.
+/// The awaiter (and so this runnable) lives in the task's frame, and the task is resumed
+/// exactly once, by whichever side sees the other's mark, so nothing is touched after the
+/// frame moves on.
+#pragma once
+
+#include <saturn/loop/event_loop.hpp>
+#include <saturn/task/detail/promise_base.hpp>
+
+#include <atomic>
+#include <optional>
+#include <stop_token>
+
+namespace saturn::detail {
+
+template <class Derived>
+class cancellable {
+ protected:
+  enum : std::uint8_t { idle, requested, posted, done, done_after_post };
+
+  /// Registers for cancellation if the task's token can be stopped. Call after the
+  /// operation was started (the callback may run at once if a stop was already requested).
+  void arm_cancellation(promise_base* p, event_loop* loop) {
+    m_promise = p;
+    m_loop = loop;
+    const std::stop_token& tok = p->token();
+    if (tok.stop_possible())
+      m_callback.emplace(tok, request{this});
+  }
+  /// Drops the registration; call in await_resume.
+  void disarm_cancellation() noexcept { m_callback.reset(); }
+
+  /// Called by Derived on completion (loop thread). Returns false when the task must not
+  /// be resumed now (a cross-thread cancel request is in flight and will resume it).
+  bool complete_may_resume() noexcept {
+    if (!m_callback)
+      return true;
+    // ordering: acq_rel pairs with the requesting thread's CAS.
+    return m_state.exchange(done, std::memory_order_acq_rel) != posted;
+  }
+
+  promise_base* m_promise = nullptr;
+  event_loop* m_loop = nullptr;
+
+ private:
+  struct request {
+    cancellable* self;
+    void operator()() const noexcept { self->on_stop(); }
+  };
+
+  void on_stop() noexcept {
+    std::uint8_t expected = idle;
+    if (event_loop::current() == m_loop) {
+      if (m_state.compare_exchange_strong(expected, requested, std::memory_order_acq_rel))
+        static_cast<Derived*>(this)->cancel_now();
+      return;
+    }
+    if (m_state.compare_exchange_strong(expected, posted, std::memory_order_acq_rel)) {
+      m_node.m_fn = &run_posted;
+      m_node.self = this;
+      m_loop->post_remote(&m_node);
+    }
+  }
+
+  static void run_posted(runnable* r, run_mode mode) noexcept {
+    cancellable* self = static_cast<posted_node*>(r)->self;
+    if (mode == run_mode::discard)
+      return;
+    std::uint8_t expected = posted;
+    if (self->m_state.compare_exchange_strong(expected, requested, std::memory_order_acq_rel))
+      static_cast<Derived*>(self)->cancel_now();
+    else  // completed while the request travelled: resume here, exactly once
+      self->m_loop->post(self->m_promise);
+  }
+  struct posted_node : runnable {
+    cancellable* self = nullptr;
+  };
+
+  std::atomic<std::uint8_t> m_state{idle};
+  posted_node m_node;
+  std::optional<std::stop_callback<request>> m_callback;
+};
+
+}  // namespace saturn::detail

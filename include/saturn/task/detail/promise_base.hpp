@@ -1,0 +1,54 @@
+/// \file
+/// What every saturn coroutine promise has: the run-queue node (so waking a task allocates
+/// nothing), the continuation, the task context, and the join state of spawned tasks.
+#pragma once
+
+#include <saturn/loop/operation.hpp>
+#include <saturn/task/frame_allocator.hpp>
+#include <saturn/task/scheduler.hpp>
+
+#include <atomic>
+#include <coroutine>
+#include <cstdint>
+
+namespace saturn::detail {
+
+/// Join-state bits of a spawned task (promise_base::m_join).
+enum : std::uint32_t {
+  join_spawned = 1u << 0,   ///< started by spawn(): ends at final_suspend, not by its awaiter
+  join_complete = 1u << 1,  ///< the body has finished; the result is stored
+  join_waiting = 1u << 2,   ///< a join_handle awaits it (m_continuation is the joiner)
+  join_detached = 1u << 3,  ///< no join_handle any more: the task frees itself when done
+};
+
+/// Base of every saturn promise. 40 bytes.
+///
+/// Threading: a task runs on one thread at a time. m_join is the only field touched by two
+/// threads at once (the finishing task and its join_handle) and is atomic.
+struct promise_base : runnable {
+  std::coroutine_handle<> m_continuation{};
+  task_context* m_ctx = nullptr;
+  std::atomic<std::uint32_t> m_join{0};
+  std::uint32_t m_live_index = ~std::uint32_t{0};  ///< slot in the runtime's live-task table
+
+  static void* operator new(std::size_t n) { return frame_allocate(n); }
+  static void operator delete(void* p, std::size_t n) noexcept { frame_deallocate(p, n); }
+
+  scheduler* sched() const noexcept { return m_ctx->sched; }
+  const std::stop_token& token() const noexcept { return m_ctx->token; }
+
+  /// Makes the task runnable again (it must be suspended). Any thread.
+  void wake() noexcept { m_ctx->sched->schedule(this); }
+};
+
+/// Resumes the coroutine whose promise type is P from the run queue.
+template <class P>
+void resume_from_queue(runnable* r, run_mode mode) noexcept {
+  if (mode == run_mode::run)
+    std::coroutine_handle<P>::from_promise(*static_cast<P*>(r)).resume();
+}
+
+template <class P>
+concept saturn_promise = std::is_base_of_v<promise_base, P>;
+
+}  // namespace saturn::detail

@@ -1,0 +1,82 @@
+/// \file
+/// The coroutine-frame allocator: per-thread size-class free lists over bump-allocated
+/// chunks, so creating a task costs a pointer pop (a few ns) rather than a malloc.
+///
+/// Why hand-written: glibc's tcache keeps only 7 blocks per size, so a burst of a million
+/// spawns falls through to the slower bins; frames need no per-block header (C++ sized
+/// deallocation gives the size back), which keeps a suspended task small
+/// (BENCH-CONTRACT spawn/suspended_100k).
+///
+/// Cross-thread frees are safe: a frame freed on another thread goes onto that thread's
+/// list. Lists are capped; the excess moves in batches to a global per-class pool that
+/// every thread refills from, so a producer/consumer pair of threads cannot grow memory
+/// without bound. Chunks are kept for the life of the process (reused, not returned).
+/// Sanitizer builds (SATURN_ASAN / SATURN_TSAN) use plain new/delete so the tools see
+/// every frame.
+#pragma once
+
+#include <cstddef>
+
+namespace saturn::detail {
+
+/// Largest frame served from the size classes; larger ones use operator new.
+inline constexpr std::size_t frame_max_small = 512;
+
+void* frame_allocate_slow(std::size_t size);
+void frame_deallocate_slow(void* p, std::size_t size) noexcept;
+
+struct frame_node {
+  frame_node* next;
+};
+
+/// Per-thread state; trivially destructible so thread_local access stays a plain TLS load.
+struct frame_cache {
+  frame_node* lists[frame_max_small / 16];
+  unsigned counts[frame_max_small / 16];
+  char* bump;
+  char* bump_end;
+};
+
+extern thread_local frame_cache t_frame_cache;
+
+inline constexpr unsigned frame_class(std::size_t size) noexcept { return static_cast<unsigned>((size - 1) >> 4); }
+
+/// Allocates a coroutine frame of `size` bytes. Any thread.
+inline void* frame_allocate(std::size_t size) {
+#if defined(SATURN_ASAN) || defined(SATURN_TSAN)
+  return ::operator new(size);
+#else
+  if (size <= frame_max_small) [[likely]] {
+    frame_cache& c = t_frame_cache;
+    const unsigned cls = frame_class(size);
+    if (frame_node* n = c.lists[cls]) [[likely]] {
+      c.lists[cls] = n->next;
+      --c.counts[cls];
+      return n;
+    }
+  }
+  return frame_allocate_slow(size);
+#endif
+}
+
+/// Frees a frame allocated with frame_allocate(size). Any thread.
+inline void frame_deallocate(void* p, std::size_t size) noexcept {
+#if defined(SATURN_ASAN) || defined(SATURN_TSAN)
+  ::operator delete(p, size);
+#else
+  if (size <= frame_max_small) [[likely]] {
+    frame_cache& c = t_frame_cache;
+    const unsigned cls = frame_class(size);
+    if (c.counts[cls] < 4096) [[likely]] {
+      auto* n = static_cast<frame_node*>(p);
+      n->next = c.lists[cls];
+      c.lists[cls] = n;
+      ++c.counts[cls];
+      return;
+    }
+  }
+  frame_deallocate_slow(p, size);
+#endif
+}
+
+}  // namespace saturn::detail

@@ -1,0 +1,125 @@
+/// \file
+/// spawn() and join_handle<T>: start a task that runs on its own, and later await its
+/// value (or exception). Dropping the handle detaches the task; it still runs to the end
+/// and frees itself.
+#pragma once
+
+#include <saturn/task/task.hpp>
+
+#include <stdexcept>
+
+namespace saturn {
+
+/// Thrown from a join when the task was abandoned because its runtime shut down first.
+class task_abandoned : public std::runtime_error {
+ public:
+  task_abandoned() : std::runtime_error("saturn: task abandoned: its runtime was destroyed before it finished") {}
+};
+
+namespace detail {
+
+/// Run-queue entry of a spawned task: registers it as alive on its first run; when the
+/// runtime shuts down (run_mode::discard) it abandons the task instead.
+template <class P>
+void spawned_entry(runnable* r, run_mode mode) noexcept {
+  auto* p = static_cast<P*>(r);
+  if (mode == run_mode::run) {
+    if (p->m_live_index == ~std::uint32_t{0}) [[unlikely]]
+      p->sched()->track(p);
+    std::coroutine_handle<P>::from_promise(*p).resume();
+    return;
+  }
+  // Abandon: idempotent, single-threaded (shutdown).
+  if (p->m_live_index != ~std::uint32_t{0})
+    p->sched()->untrack(p);
+  if (p->m_join.load(std::memory_order_acquire) & join_complete)
+    return;
+  p->m_exception = std::make_exception_ptr(task_abandoned{});
+  const std::uint32_t old = p->m_join.fetch_or(join_complete, std::memory_order_acq_rel);
+  if (old & join_detached)
+    std::coroutine_handle<P>::from_promise(*p).destroy();
+}
+
+}  // namespace detail
+
+/// The right to await a spawned task's result. Move-only.
+///
+/// Threading: may be awaited (once) from any task, on any thread; the task may finish on
+/// another thread. Destroying the handle detaches the task. Must not outlive the
+/// runtime that ran the task unless the task has finished.
+template <class T>
+class [[nodiscard]] join_handle {
+ public:
+  using promise_type = detail::task_promise<T>;
+
+  join_handle() noexcept = default;
+  explicit join_handle(std::coroutine_handle<promise_type> h) noexcept : m_h(h) {}
+  join_handle(join_handle&& o) noexcept : m_h(std::exchange(o.m_h, {})) {}
+  join_handle& operator=(join_handle&& o) noexcept {
+    if (this != &o) {
+      detach();
+      m_h = std::exchange(o.m_h, {});
+    }
+    return *this;
+  }
+  ~join_handle() { detach(); }
+
+  /// Lets the task run on without a handle; it frees itself when it ends.
+  void detach() noexcept {
+    if (!m_h)
+      return;
+    auto h = std::exchange(m_h, {});
+    // ordering: acq_rel: if the task already completed we own the frame (acquire);
+    // otherwise the task sees the bit and frees itself (release).
+    const std::uint32_t old = h.promise().m_join.fetch_or(detail::join_detached, std::memory_order_acq_rel);
+    if (old & detail::join_complete)
+      h.destroy();
+  }
+
+  /// True once the task has finished (its result is ready).
+  bool is_finished() const noexcept {
+    return m_h && (m_h.promise().m_join.load(std::memory_order_acquire) & detail::join_complete);
+  }
+  explicit operator bool() const noexcept { return static_cast<bool>(m_h); }
+
+  struct awaiter {
+    join_handle* m_self;
+    bool await_ready() const noexcept { return m_self->is_finished(); }
+    bool await_suspend(std::coroutine_handle<> caller) noexcept {
+      promise_type& p = m_self->m_h.promise();
+      p.m_continuation = caller;
+      // ordering: release publishes m_continuation to the finishing task; acquire sees
+      // its result if it finished meanwhile (then we do not suspend).
+      const std::uint32_t old = p.m_join.fetch_or(detail::join_waiting, std::memory_order_acq_rel);
+      return (old & detail::join_complete) == 0;
+    }
+    T await_resume() {
+      auto h = std::exchange(m_self->m_h, {});
+      struct destroy_guard {
+        std::coroutine_handle<promise_type> h;
+        ~destroy_guard() { h.destroy(); }
+      } guard{h};
+      return h.promise().take();
+    }
+  };
+  /// Waits for the task; returns its value or rethrows its exception. Consumes the handle.
+  awaiter operator co_await() && noexcept { return awaiter{this}; }
+  awaiter operator co_await() & noexcept { return awaiter{this}; }
+
+ private:
+  std::coroutine_handle<promise_type> m_h{};
+};
+
+/// Starts `t` on the scheduler of `ctx` and returns its handle. Any thread.
+template <class T>
+join_handle<T> spawn_in(task_context& ctx, task<T> t) {
+  auto h = t.release();
+  auto& p = h.promise();
+  p.m_ctx = &ctx;
+  p.m_join.store(detail::join_spawned, std::memory_order_relaxed);
+  p.m_fn = &detail::spawned_entry<typename task<T>::promise_type>;
+  ctx.sched->spawn(&p);
+  return join_handle<T>(h);
+}
+
+}  // namespace saturn

@@ -1,0 +1,98 @@
+/// \file
+/// `runtime`: runs tasks on one event loop, on the thread that created it. The
+/// multi-threaded work-stealing runtime (saturn/sched) offers the same surface.
+///
+/// ```
+/// saturn::runtime rt;
+/// int v = rt.block_on(compute());          // run a task to completion
+/// ```
+#pragma once
+
+#include <saturn/loop/event_loop.hpp>
+#include <saturn/task/join_handle.hpp>
+#include <saturn/task/scheduler.hpp>
+#include <saturn/task/task.hpp>
+
+#include <optional>
+#include <stdexcept>
+#include <vector>
+
+namespace saturn {
+
+/// How to build a runtime.
+struct runtime_options {
+  loop_options loop{};
+};
+
+/// A single-threaded runtime: one event loop, tasks run on the creating thread.
+///
+/// Threading: construct, block_on and destroy on one thread. spawn() may be called from
+/// any thread (the task is handed over lock-free and runs on the runtime's thread).
+/// Destroying the runtime cancels in-flight I/O, waits for it, and destroys every task
+/// still suspended; join handles to unfinished tasks then report task_abandoned.
+class runtime final : public scheduler {
+ public:
+  explicit runtime(const runtime_options& opts = {});
+  ~runtime() override;
+  runtime(const runtime&) = delete;
+  runtime& operator=(const runtime&) = delete;
+
+  /// Runs `t` (and everything it spawns that is ready) on the calling thread until `t`
+  /// finishes; returns its value or rethrows its exception. Not reentrant.
+  template <class T>
+  T block_on(task<T> t);
+
+  /// Starts `t` on this runtime; any thread.
+  template <class T>
+  join_handle<T> spawn(task<T> t) {
+    return spawn_in(m_root, std::move(t));
+  }
+
+  /// The runtime's event loop (its thread only).
+  event_loop& loop() noexcept { return m_loop; }
+  /// Number of spawned tasks alive (started and not finished).
+  std::size_t live_tasks() const noexcept { return m_live.size(); }
+
+  void schedule(runnable* r) noexcept override;
+  void track(detail::promise_base* p) noexcept override;
+  void untrack(detail::promise_base* p) noexcept override;
+  task_context& root_context() noexcept override { return m_root; }
+
+ private:
+  void run_until(const std::coroutine_handle<>& h);
+
+  event_loop m_loop;
+  task_context m_root;
+  std::vector<detail::promise_base*> m_live;
+  scheduler* m_prev = nullptr;
+};
+
+namespace detail {
+template <class T>
+task<void> block_on_driver(task<T> t, std::optional<task_result<T>>& out, event_loop& loop) {
+  out.emplace();
+  try {
+    if constexpr (std::is_void_v<T>) {
+      co_await std::move(t);
+    } else {
+      out->return_value(co_await std::move(t));
+    }
+  } catch (...) {
+    out->m_exception = std::current_exception();
+  }
+  loop.stop();
+}
+}  // namespace detail
+
+template <class T>
+T runtime::block_on(task<T> t) {
+  std::optional<detail::task_result<T>> out;
+  task<void> driver = detail::block_on_driver<T>(std::move(t), out, m_loop);
+  auto h = driver.handle();
+  h.promise().m_ctx = &m_root;
+  m_loop.post(&h.promise());
+  run_until(h);
+  return out->take();
+}
+
+}  // namespace saturn

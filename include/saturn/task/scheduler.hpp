@@ -1,0 +1,52 @@
+/// \file
+/// The seam between the task layer and whatever runs tasks: a single-threaded runtime
+/// (one loop) or the work-stealing scheduler. The task layer only ever calls these two
+/// functions, plus event_loop::current() for I/O.
+#pragma once
+
+#include <saturn/loop/operation.hpp>
+
+#include <stop_token>
+
+namespace saturn {
+
+namespace detail {
+struct promise_base;
+}
+class scheduler;
+
+/// What a task inherits from whoever started it: where it runs, and what can cancel it.
+/// Lives in the frame (or object) of the starter, which outlives the task (structured
+/// concurrency); spawned tasks get their runtime's root context.
+struct task_context {
+  scheduler* sched = nullptr;
+  std::stop_token token{};
+};
+
+/// Runs tasks. Implementations: runtime (src/task) and the work-stealing pool (src/sched).
+class scheduler {
+ public:
+  virtual ~scheduler() = default;
+  /// Queues `r` (a task's promise) to run. From a thread of this scheduler it goes on that
+  /// thread's local queue without synchronization; from any other thread it is handed over
+  /// lock-free and the scheduler is woken if asleep.
+  virtual void schedule(runnable* r) noexcept = 0;
+  /// Queues a newly spawned task: like schedule(), but a multi-threaded scheduler may
+  /// place it where other workers can steal it.
+  virtual void spawn(runnable* r) noexcept { schedule(r); }
+  /// Records a spawned task as alive, so a scheduler destroyed while it is suspended can
+  /// destroy it (no leak). Called on a thread of this scheduler, when the task first runs.
+  virtual void track(detail::promise_base* p) noexcept = 0;
+  /// Forgets a spawned task that is finishing. Called on a thread of this scheduler.
+  virtual void untrack(detail::promise_base* p) noexcept = 0;
+  /// The context spawned tasks get (no cancellation token of their own).
+  virtual task_context& root_context() noexcept = 0;
+  /// The scheduler whose thread is calling, or nullptr.
+  static scheduler* current() noexcept;
+
+ protected:
+  /// Sets the calling thread's current scheduler (for implementations); returns the old one.
+  static scheduler* set_current(scheduler* s) noexcept;
+};
+
+}  // namespace saturn

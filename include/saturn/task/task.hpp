@@ -1,0 +1,183 @@
+/// \file
+/// `task<T>`: saturn's coroutine type. Lazy (nothing runs until it is awaited or spawned),
+/// move-only, and awaited by symmetric transfer, so a chain of a million nested co_awaits
+/// uses constant stack. An exception thrown in a task is rethrown to its awaiter.
+///
+/// ```
+/// saturn::task<int> answer() { co_return 42; }
+/// saturn::task<> twice() { int a = co_await answer(); int b = co_await answer(); ... }
+/// ```
+#pragma once
+
+#include <saturn/task/detail/promise_base.hpp>
+
+#include <cassert>
+#include <cstdio>
+#include <exception>
+#include <memory>
+#include <type_traits>
+#include <utility>
+
+namespace saturn {
+
+template <class T = void>
+class task;
+template <class T>
+class join_handle;
+
+namespace detail {
+
+/// Storage for what a task ends with: a value or an exception.
+template <class T>
+struct task_result {
+  union {
+    T m_value;
+  };
+  std::exception_ptr m_exception;
+  bool m_has_value = false;
+
+  task_result() noexcept {}
+  ~task_result() {
+    if (m_has_value)
+      m_value.~T();
+  }
+  template <class U>
+  void return_value(U&& v) {
+    ::new (static_cast<void*>(std::addressof(m_value))) T(std::forward<U>(v));
+    m_has_value = true;
+  }
+  T take() {
+    if (m_exception)
+      std::rethrow_exception(m_exception);
+    assert(m_has_value && "task result read twice or task not finished");
+    return std::move(m_value);
+  }
+};
+
+template <class T>
+struct task_result<T&> {
+  T* m_value = nullptr;
+  std::exception_ptr m_exception;
+  void return_value(T& v) noexcept { m_value = std::addressof(v); }
+  T& take() {
+    if (m_exception)
+      std::rethrow_exception(m_exception);
+    return *m_value;
+  }
+};
+
+template <>
+struct task_result<void> {
+  std::exception_ptr m_exception;
+  void return_void() noexcept {}
+  void take() {
+    if (m_exception)
+      std::rethrow_exception(m_exception);
+  }
+};
+
+/// Reports an exception nobody can receive any more (a detached task's).
+void report_detached_exception(std::exception_ptr e) noexcept;
+
+template <class T>
+struct task_promise final : promise_base, task_result<T> {
+  task_promise() noexcept { m_fn = &resume_from_queue<task_promise>; }
+
+  task<T> get_return_object() noexcept;
+  std::suspend_always initial_suspend() noexcept { return {}; }
+
+  struct final_awaiter {
+    bool await_ready() noexcept { return false; }
+    std::coroutine_handle<> await_suspend(std::coroutine_handle<task_promise> h) noexcept {
+      task_promise& p = h.promise();
+      if ((p.m_join.load(std::memory_order_relaxed) & join_spawned) == 0) [[likely]]
+        return p.m_continuation ? p.m_continuation : std::noop_coroutine();
+      // A spawned task: hand the result to its join_handle (or free itself if detached).
+      p.sched()->untrack(&p);
+      // ordering: acq_rel: release publishes the result to the joiner; acquire makes the
+      // joiner's m_continuation (written before its own fetch_or) visible here.
+      const std::uint32_t old = p.m_join.fetch_or(join_complete, std::memory_order_acq_rel);
+      if (old & join_detached) {
+        if (p.m_exception)
+          report_detached_exception(p.m_exception);
+        h.destroy();
+        return std::noop_coroutine();
+      }
+      if (old & join_waiting)
+        return p.m_continuation;
+      return std::noop_coroutine();
+    }
+    void await_resume() noexcept {}
+  };
+  final_awaiter final_suspend() noexcept { return {}; }
+  void unhandled_exception() noexcept { this->m_exception = std::current_exception(); }
+};
+
+}  // namespace detail
+
+/// A lazy coroutine producing a T (or void, or a reference).
+///
+/// Threading: a task runs on one thread at a time; with the work-stealing scheduler it may
+/// continue on another worker after a suspension. Awaiting a task runs it inline (it
+/// inherits the awaiter's scheduler and cancellation token). A task object that is
+/// destroyed before it was awaited or spawned destroys its frame without running it.
+template <class T>
+class [[nodiscard]] task {
+ public:
+  using promise_type = detail::task_promise<T>;
+  using value_type = T;
+
+  task() noexcept = default;
+  explicit task(std::coroutine_handle<promise_type> h) noexcept : m_h(h) {}
+  task(task&& o) noexcept : m_h(std::exchange(o.m_h, {})) {}
+  task& operator=(task&& o) noexcept {
+    if (this != &o) {
+      if (m_h)
+        m_h.destroy();
+      m_h = std::exchange(o.m_h, {});
+    }
+    return *this;
+  }
+  task(const task&) = delete;
+  task& operator=(const task&) = delete;
+  ~task() {
+    if (m_h)
+      m_h.destroy();
+  }
+
+  /// True when this object holds a coroutine.
+  explicit operator bool() const noexcept { return static_cast<bool>(m_h); }
+
+  struct awaiter {
+    std::coroutine_handle<promise_type> m_h;
+    bool await_ready() const noexcept { return false; }
+    template <class P>
+    std::coroutine_handle<> await_suspend(std::coroutine_handle<P> caller) noexcept {
+      promise_type& p = m_h.promise();
+      p.m_continuation = caller;
+      if constexpr (detail::saturn_promise<P>)
+        p.m_ctx = caller.promise().m_ctx;
+      return m_h;  // symmetric transfer: start the child without growing the stack
+    }
+    T await_resume() { return m_h.promise().take(); }
+  };
+  /// Runs the task to completion and returns its value (or rethrows its exception).
+  awaiter operator co_await() && noexcept {
+    assert(m_h && "co_await on an empty task");
+    return awaiter{m_h};
+  }
+
+  /// Gives up ownership of the coroutine (for schedulers and combinators).
+  std::coroutine_handle<promise_type> release() noexcept { return std::exchange(m_h, {}); }
+  std::coroutine_handle<promise_type> handle() const noexcept { return m_h; }
+
+ private:
+  std::coroutine_handle<promise_type> m_h{};
+};
+
+template <class T>
+task<T> detail::task_promise<T>::get_return_object() noexcept {
+  return task<T>(std::coroutine_handle<task_promise>::from_promise(*this));
+}
+
+}  // namespace saturn

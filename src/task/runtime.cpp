@@ -1,0 +1,80 @@
+// The single-threaded runtime: one loop, the live-task table, block_on's run loop.
+#include <saturn/task/runtime.hpp>
+
+#include <cstdio>
+
+namespace saturn {
+namespace {
+thread_local scheduler* t_current_scheduler = nullptr;
+}
+
+scheduler* scheduler::current() noexcept { return t_current_scheduler; }
+scheduler* scheduler::set_current(scheduler* s) noexcept { return std::exchange(t_current_scheduler, s); }
+
+namespace detail {
+void report_detached_exception(std::exception_ptr e) noexcept {
+  try {
+    std::rethrow_exception(e);
+  } catch (const std::exception& ex) {
+    std::fprintf(stderr, "saturn: a detached task ended with an exception nobody awaited: %s\n", ex.what());
+  } catch (...) {
+    std::fprintf(stderr, "saturn: a detached task ended with a non-std exception nobody awaited\n");
+  }
+}
+}  // namespace detail
+
+runtime::runtime(const runtime_options& opts) : m_loop(opts.loop) {
+  m_root.sched = this;
+  m_prev = set_current(this);
+}
+
+runtime::~runtime() {
+  // 1. Every operation in the kernel completes (cancelled) while the frames it points
+  //    into are alive; queued tasks are discarded (spawned ones abandoned).
+  m_loop.shutdown();
+  // 2. Abandon what is still suspended (on timers, events, joins...). Destroying one
+  //    frame may destroy join handles and so free other finished tasks; unfinished ones
+  //    stay in the table until popped here.
+  while (!m_live.empty()) {
+    detail::promise_base* p = m_live.back();
+    p->m_fn(p, run_mode::discard);  // spawned_entry: untrack + abandon
+  }
+  m_loop.shutdown();
+  set_current(m_prev);
+}
+
+void runtime::schedule(runnable* r) noexcept {
+  if (t_current_scheduler == this)
+    m_loop.post(r);
+  else
+    m_loop.post_remote(r);
+}
+
+void runtime::track(detail::promise_base* p) noexcept {
+  p->m_live_index = static_cast<std::uint32_t>(m_live.size());
+  m_live.push_back(p);
+}
+
+void runtime::untrack(detail::promise_base* p) noexcept {
+  const std::uint32_t i = p->m_live_index;
+  if (i == ~std::uint32_t{0})
+    return;
+  detail::promise_base* last = m_live.back();
+  m_live[i] = last;
+  last->m_live_index = i;
+  m_live.pop_back();
+  p->m_live_index = ~std::uint32_t{0};
+}
+
+void runtime::run_until(const std::coroutine_handle<>& h) {
+  m_loop.add_keep_alive();
+  struct release {
+    event_loop& l;
+    ~release() { l.release_keep_alive(); }
+  } guard{m_loop};
+  // keep-alive: other threads may still wake the task; the loop sleeps, it does not return.
+  while (!h.done())
+    m_loop.run();
+}
+
+}  // namespace saturn
