@@ -2,6 +2,7 @@
 // fresh chunk, and moving the excess of a capped list to the global pool.
 #include <saturn/task/frame_allocator.hpp>
 
+#include <atomic>
 #include <cstdlib>
 #include <mutex>
 #include <new>
@@ -27,6 +28,9 @@ struct batch {
 struct global_pool {
   std::mutex mutex;
   std::vector<batch> batches[k_classes];
+  // ordering: relaxed hint read without the lock so an empty pool costs no lock; the
+  // mutex orders the batches themselves.
+  std::atomic<unsigned> counts[k_classes] = {};
   std::vector<void*> chunks;
 };
 
@@ -42,8 +46,10 @@ struct thread_flusher {
     global_pool& g = pool();
     std::lock_guard lock(g.mutex);
     for (unsigned cls = 0; cls < k_classes; ++cls) {
-      if (c.lists[cls] != nullptr)
+      if (c.lists[cls] != nullptr) {
         g.batches[cls].push_back(batch{c.lists[cls], c.counts[cls]});
+        g.counts[cls].store(static_cast<unsigned>(g.batches[cls].size()), std::memory_order_relaxed);
+      }
       c.lists[cls] = nullptr;
       c.counts[cls] = 0;
     }
@@ -53,11 +59,14 @@ thread_local thread_flusher t_flusher;
 
 bool refill_from_pool(frame_cache& c, unsigned cls) {
   global_pool& g = pool();
+  if (g.counts[cls].load(std::memory_order_relaxed) == 0)
+    return false;
   std::lock_guard lock(g.mutex);
   if (g.batches[cls].empty())
     return false;
   batch b = g.batches[cls].back();
   g.batches[cls].pop_back();
+  g.counts[cls].store(static_cast<unsigned>(g.batches[cls].size()), std::memory_order_relaxed);
   c.lists[cls] = b.head;
   c.counts[cls] = b.count;
   return true;
@@ -114,6 +123,7 @@ void frame_deallocate_slow(void* p, std::size_t size) noexcept {
     global_pool& g = pool();
     std::lock_guard lock(g.mutex);
     g.batches[cls].push_back(batch{head, k_batch});
+    g.counts[cls].store(static_cast<unsigned>(g.batches[cls].size()), std::memory_order_relaxed);
   }
   auto* n = static_cast<frame_node*>(p);
   n->next = c.lists[cls];

@@ -25,6 +25,7 @@ void report_detached_exception(std::exception_ptr e) noexcept {
 
 runtime::runtime(const runtime_options& opts) : m_loop(opts.loop) {
   m_root.sched = this;
+  m_root.live = &m_live;
   m_prev = set_current(this);
 }
 
@@ -37,7 +38,7 @@ runtime::~runtime() {
   //    stay in the table until popped here.
   while (!m_live.empty()) {
     detail::promise_base* p = m_live.back();
-    p->m_fn(p, run_mode::discard);  // spawned_entry: untrack + abandon
+    p->m_fn(p, run_mode::discard);  // spawned_entry: remove from the table + abandon
   }
   m_loop.shutdown();
   set_current(m_prev);
@@ -48,22 +49,6 @@ void runtime::schedule(runnable* r) noexcept {
     m_loop.post(r);
   else
     m_loop.post_remote(r);
-}
-
-void runtime::track(detail::promise_base* p) noexcept {
-  p->m_live_index = static_cast<std::uint32_t>(m_live.size());
-  m_live.push_back(p);
-}
-
-void runtime::untrack(detail::promise_base* p) noexcept {
-  const std::uint32_t i = p->m_live_index;
-  if (i == ~std::uint32_t{0})
-    return;
-  detail::promise_base* last = m_live.back();
-  m_live[i] = last;
-  last->m_live_index = i;
-  m_live.pop_back();
-  p->m_live_index = ~std::uint32_t{0};
 }
 
 void runtime::run_until(const std::coroutine_handle<>& h) {

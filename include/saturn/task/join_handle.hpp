@@ -24,14 +24,13 @@ template <class P>
 void spawned_entry(runnable* r, run_mode mode) noexcept {
   auto* p = static_cast<P*>(r);
   if (mode == run_mode::run) {
-    if (p->m_live_index == ~std::uint32_t{0}) [[unlikely]]
-      p->sched()->track(p);
+    if (p->m_live_index == live_table::npos) [[unlikely]]
+      p->m_ctx->live->add(p);
     std::coroutine_handle<P>::from_promise(*p).resume();
     return;
   }
   // Abandon: idempotent, single-threaded (shutdown).
-  if (p->m_live_index != ~std::uint32_t{0})
-    p->sched()->untrack(p);
+  p->m_ctx->live->remove(p);
   if (p->m_join.load(std::memory_order_acquire) & join_complete)
     return;
   p->m_exception = std::make_exception_ptr(task_abandoned{});

@@ -54,8 +54,6 @@ class runtime final : public scheduler {
   std::size_t live_tasks() const noexcept { return m_live.size(); }
 
   void schedule(runnable* r) noexcept override;
-  void track(detail::promise_base* p) noexcept override;
-  void untrack(detail::promise_base* p) noexcept override;
   task_context& root_context() noexcept override { return m_root; }
 
  private:
@@ -63,7 +61,7 @@ class runtime final : public scheduler {
 
   event_loop m_loop;
   task_context m_root;
-  std::vector<detail::promise_base*> m_live;
+  detail::live_table m_live;
   scheduler* m_prev = nullptr;
 };
 

@@ -12,7 +12,8 @@ namespace saturn {
 
 namespace detail {
 struct promise_base;
-}
+class live_table;
+}  // namespace detail
 class scheduler;
 
 /// What a task inherits from whoever started it: where it runs, and what can cancel it.
@@ -21,6 +22,9 @@ class scheduler;
 struct task_context {
   scheduler* sched = nullptr;
   std::stop_token token{};
+  /// Where spawned tasks started under this context are recorded while alive (root
+  /// contexts only; see detail::live_table).
+  detail::live_table* live = nullptr;
 };
 
 /// Runs tasks. Implementations: runtime (src/task) and the work-stealing pool (src/sched).
@@ -34,11 +38,6 @@ class scheduler {
   /// Queues a newly spawned task: like schedule(), but a multi-threaded scheduler may
   /// place it where other workers can steal it.
   virtual void spawn(runnable* r) noexcept { schedule(r); }
-  /// Records a spawned task as alive, so a scheduler destroyed while it is suspended can
-  /// destroy it (no leak). Called on a thread of this scheduler, when the task first runs.
-  virtual void track(detail::promise_base* p) noexcept = 0;
-  /// Forgets a spawned task that is finishing. Called on a thread of this scheduler.
-  virtual void untrack(detail::promise_base* p) noexcept = 0;
   /// The context spawned tasks get (no cancellation token of their own).
   virtual task_context& root_context() noexcept = 0;
   /// The scheduler whose thread is calling, or nullptr.

@@ -27,8 +27,9 @@ class join_handle;
 
 namespace detail {
 
-/// Storage for what a task ends with: a value or an exception.
-template <class T>
+/// Storage for what a task ends with: a value or an exception. For trivially destructible
+/// values no "has value" flag is kept (a smaller frame: BENCH-CONTRACT suspended_100k).
+template <class T, bool = std::is_trivially_destructible_v<T>>
 struct task_result {
   union {
     T m_value;
@@ -55,7 +56,26 @@ struct task_result {
 };
 
 template <class T>
-struct task_result<T&> {
+struct task_result<T, true> {
+  union {
+    T m_value;
+  };
+  std::exception_ptr m_exception;
+
+  task_result() noexcept {}
+  template <class U>
+  void return_value(U&& v) {
+    ::new (static_cast<void*>(std::addressof(m_value))) T(std::forward<U>(v));
+  }
+  T take() {
+    if (m_exception)
+      std::rethrow_exception(m_exception);
+    return std::move(m_value);
+  }
+};
+
+template <class T>
+struct task_result<T&, true> {
   T* m_value = nullptr;
   std::exception_ptr m_exception;
   void return_value(T& v) noexcept { m_value = std::addressof(v); }
@@ -67,7 +87,7 @@ struct task_result<T&> {
 };
 
 template <>
-struct task_result<void> {
+struct task_result<void, true> {
   std::exception_ptr m_exception;
   void return_void() noexcept {}
   void take() {
@@ -93,7 +113,7 @@ struct task_promise final : promise_base, task_result<T> {
       if ((p.m_join.load(std::memory_order_relaxed) & join_spawned) == 0) [[likely]]
         return p.m_continuation ? p.m_continuation : std::noop_coroutine();
       // A spawned task: hand the result to its join_handle (or free itself if detached).
-      p.sched()->untrack(&p);
+      p.m_ctx->live->remove(&p);
       // ordering: acq_rel: release publishes the result to the joiner; acquire makes the
       // joiner's m_continuation (written before its own fetch_or) visible here.
       const std::uint32_t old = p.m_join.fetch_or(join_complete, std::memory_order_acq_rel);

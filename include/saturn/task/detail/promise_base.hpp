@@ -10,6 +10,7 @@
 #include <atomic>
 #include <coroutine>
 #include <cstdint>
+#include <vector>
 
 namespace saturn::detail {
 
@@ -39,6 +40,36 @@ struct promise_base : runnable {
 
   /// Makes the task runnable again (it must be suspended). Any thread.
   void wake() noexcept { m_ctx->sched->schedule(this); }
+};
+
+/// The spawned tasks of a scheduler that are alive (started, not finished), so a runtime
+/// destroyed while they are suspended can destroy them: no leak. A vector with the slot
+/// index kept in the promise: add and remove are O(1) and inline, ~10 instructions.
+///
+/// Threading: single-threaded (the owning scheduler's thread).
+class live_table {
+ public:
+  static constexpr std::uint32_t npos = ~std::uint32_t{0};
+  void add(promise_base* p) {
+    p->m_live_index = static_cast<std::uint32_t>(m_items.size());
+    m_items.push_back(p);
+  }
+  void remove(promise_base* p) noexcept {
+    const std::uint32_t i = p->m_live_index;
+    if (i == npos)
+      return;
+    promise_base* last = m_items.back();
+    m_items[i] = last;
+    last->m_live_index = i;
+    m_items.pop_back();
+    p->m_live_index = npos;
+  }
+  bool empty() const noexcept { return m_items.empty(); }
+  std::size_t size() const noexcept { return m_items.size(); }
+  promise_base* back() const noexcept { return m_items.back(); }
+
+ private:
+  std::vector<promise_base*> m_items;
 };
 
 /// Resumes the coroutine whose promise type is P from the run queue.
