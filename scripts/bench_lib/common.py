@@ -14,6 +14,7 @@ import datetime as _dt
 import os
 import platform
 import resource
+import shlex
 import shutil
 import signal
 import socket
@@ -181,7 +182,7 @@ class ProcessResult:
     returncode: int | None  # None: killed after a timeout
     stdout: str
     wall_s: float
-    other_cpu_pct: float
+    other_cpu_pct: float | None  # None for runs under a second (too short to tell)
     error: str = ""  # set when the program could not be started or timed out
 
     @property
@@ -206,53 +207,81 @@ def kill_current() -> None:
     _current_pgid = None
 
 
+def install_signal_handlers() -> None:
+    """Ctrl-C (also when started in the background) and SIGTERM end the runner cleanly:
+    the benchmark process group we started is stopped before we exit."""
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, _interrupt)
+
+
+def _interrupt(_signum, _frame) -> None:
+    raise KeyboardInterrupt
+
+
 def _children_cpu_s() -> float:
     ru = resource.getrusage(resource.RUSAGE_CHILDREN)
     return ru.ru_utime + ru.ru_stime
 
 
+class _LoadMeter:
+    """How much CPU other processes took while our child ran: the machine's busy time
+    (/proc/stat) minus the child's own (RUSAGE_CHILDREN, counted once it is reaped)."""
+
+    def __init__(self) -> None:
+        self.cpu0, self.busy0, self.t0 = _children_cpu_s(), _proc_stat_jiffies()[0], time.monotonic()
+
+    def stop(self) -> tuple[float, float | None]:
+        """(wall seconds, others' CPU in % of one CPU, or None for runs under a second:
+        /proc/stat counts in clock ticks, so a shorter estimate is mostly noise)."""
+        wall = time.monotonic() - self.t0
+        busy_s = (_proc_stat_jiffies()[0] - self.busy0) / os.sysconf("SC_CLK_TCK")
+        other = max(0.0, busy_s - (_children_cpu_s() - self.cpu0))
+        return wall, (round(100.0 * other / wall, 1) if wall >= 1.0 else None)
+
+
+def _wait(proc: subprocess.Popen, timeout: float) -> tuple[str, str]:
+    """(stdout, error): the child's output; on a timeout its process group is stopped."""
+    global _current_pgid
+    _current_pgid = proc.pid
+    try:
+        out, _ = proc.communicate(timeout=timeout)
+        error = ""
+    except subprocess.TimeoutExpired:
+        kill_current()
+        out, _ = proc.communicate()
+        error = f"timed out after {timeout:.0f} s"
+    except BaseException:  # Ctrl-C, SIGTERM: stop the benchmark, then let it propagate
+        kill_current()
+        proc.wait()
+        raise
+    _current_pgid = None
+    return out or "", error
+
+
 def run_process(argv: list[str], *, env: dict | None = None, timeout: float,
                 log_path: Path, header: str, cwd: Path | None = None) -> ProcessResult:
-    """Run argv to completion; stdout captured, stderr appended to log_path."""
-    global _current_pgid
+    """Run argv to completion in its own session; stdout captured, stderr appended to
+    log_path under a header with the command line."""
     log_path.parent.mkdir(parents=True, exist_ok=True)
-    full_env = dict(os.environ)
-    full_env.update(env or {})
+    shown_env = " ".join(f"{k}={v}" for k, v in (env or {}).items())
     with open(log_path, "a") as logf:
-        logf.write(f"\n===== {now_iso()} {header}\n$ "
-                   + " ".join(f"{k}={v}" for k, v in (env or {}).items())
-                   + (" " if env else "") + " ".join(argv) + "\n")
+        logf.write(f"\n===== {now_iso()} {header}\n$ {shown_env + ' ' if shown_env else ''}"
+                   f"{shlex.join(argv)}\n")
         logf.flush()
-        cpu0, (busy0, tot0), t0 = _children_cpu_s(), _proc_stat_jiffies(), time.monotonic()
+        meter = _LoadMeter()
         try:
-            proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=logf, env=full_env,
-                                    cwd=cwd, text=True, start_new_session=True)
+            proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=logf, cwd=cwd, text=True,
+                                    env={**os.environ, **(env or {})}, start_new_session=True)
         except OSError as e:
             logf.write(f"cannot start: {e}\n")
-            return ProcessResult(argv, None, "", 0.0, 0.0, f"cannot start {argv[0]}: {e}")
-        _current_pgid = proc.pid
-        error = ""
-        try:
-            out, _ = proc.communicate(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            kill_current()
-            out, _ = proc.communicate()
-            error = f"timed out after {timeout:.0f} s"
-        except BaseException:
-            kill_current()
-            proc.wait()
-            raise
-        _current_pgid = None
-        wall = time.monotonic() - t0
-        busy1, tot1 = _proc_stat_jiffies()
-        hz = os.sysconf("SC_CLK_TCK")
-        machine_busy_s = (busy1 - busy0) / hz
-        other = max(0.0, machine_busy_s - (_children_cpu_s() - cpu0))
-        other_pct = 100.0 * other / wall if wall > 0 else 0.0
+            return ProcessResult(argv, None, "", 0.0, None, f"cannot start {argv[0]}: {e}")
+        out, error = _wait(proc, timeout)
+        wall, other_pct = meter.stop()
         rc = None if error else proc.returncode
-        logf.write(f"----- exit {rc if rc is not None else 'killed'}, {wall:.1f} s, "
-                   f"other load {other_pct:.0f}% of one CPU{'; ' + error if error else ''}\n")
-    return ProcessResult(argv, rc, out or "", wall, round(other_pct, 1), error)
+        load = "" if other_pct is None else f", other load {other_pct:.0f}% of one CPU"
+        logf.write(f"----- exit {'killed' if rc is None else rc}, {wall:.1f} s{load}"
+                   f"{'; ' + error if error else ''}\n")
+    return ProcessResult(argv, rc, out, wall, other_pct, error)
 
 
 def which(name: str) -> str | None:

@@ -1,0 +1,123 @@
+"""Answer checks: a result that fails its check is recorded as FAILED, never as a number.
+
+check_record(rec, suite, context) returns None when the line is acceptable, else a
+short reason. The rules follow BENCH-CONTRACT.md and what the peer programs print:
+
+  loop   checksum == ops, or == timers (timer_churn), or == 2 * ops * bytes for
+         read_4k_fixed_vs_plain (bytes read by both variants, as loop-liburing prints)
+  spawn  spawn_join_1m checksum == 499,999,500,000; suspended_100k == tasks;
+         yield_pingpong == switches
+  sched  tasks == the contract's count for the scenario, checksum == tasks
+  ring   checksum == N * LAPS of the rung that was asked for
+  walk   printed files / directories == the expected counts (checked in walk.py)
+  echo   msgs > 0 (echo-load itself exits non-zero on any wrong byte)
+  http   errors == 0 and non2xx == 0
+"""
+
+from __future__ import annotations
+
+from .figures import is_number
+
+SPAWN_JOIN_SUM = 499_999_500_000
+
+SCHED_TASKS = {
+    "flood_1m": 1_000_000, "contended_spawn_8x": 100_000, "cpu_work_10us": 10_000,
+    "cpu_work_100us": 2_000, "contended_cpu_10us": 10_000, "nested_fanout_4x": 10_000,
+    "burst_drain_burst": 4_000, "mixed_fast_slow": 5_000,
+}
+
+
+def _int(rec: dict, key: str):
+    v = rec.get(key)
+    return v if is_number(v) else None
+
+
+def _equal(rec: dict, want, what: str) -> str | None:
+    got = _int(rec, "checksum")
+    if got is None:
+        return "no numeric checksum"
+    if got != want:
+        return f"checksum {got} != {what} {want}"
+    return None
+
+
+def check_loop(rec: dict, ctx: dict) -> str | None:
+    ops, timers, size = _int(rec, "ops"), _int(rec, "timers"), _int(rec, "bytes")
+    if timers is not None:
+        return _equal(rec, timers, "timers")
+    if ops is not None and size is not None:
+        return _equal(rec, 2 * ops * size, "2*ops*bytes")
+    if ops is not None:
+        return _equal(rec, ops, "ops")
+    if _int(rec, "checksum") in (None, 0):
+        return "no ops/timers field and no non-zero checksum"
+    return None
+
+
+def check_spawn(rec: dict, ctx: dict) -> str | None:
+    scenario = rec.get("scenario")
+    if scenario == "spawn_join_1m":
+        return _equal(rec, SPAWN_JOIN_SUM, "sum of 0..999,999 =")
+    if _int(rec, "switches") is not None:
+        return _equal(rec, rec["switches"], "switches")
+    if _int(rec, "tasks") is not None:
+        return _equal(rec, rec["tasks"], "tasks")
+    return "no tasks/switches field to check the checksum against"
+
+
+def check_sched(rec: dict, ctx: dict) -> str | None:
+    want = SCHED_TASKS.get(rec.get("scenario"))
+    tasks = _int(rec, "tasks")
+    if want is not None and tasks != want:
+        return f"tasks {tasks} != {want} (the contract's count for {rec.get('scenario')})"
+    if tasks is None:
+        return "no tasks field"
+    return _equal(rec, tasks, "tasks")
+
+
+def check_ring(rec: dict, ctx: dict) -> str | None:
+    n, laps = ctx["procs"], ctx["laps"]
+    if rec.get("scenario") != f"ring_{n}_{laps}":
+        return f"scenario {rec.get('scenario')!r}, asked for ring_{n}_{laps}"
+    return _equal(rec, n * laps, "N*LAPS")
+
+
+def check_echo(rec: dict, ctx: dict) -> str | None:
+    msgs = _int(rec, "msgs")
+    if not msgs or msgs <= 0:
+        return "no messages echoed"
+    return None
+
+
+def check_http(rec: dict, ctx: dict) -> str | None:
+    for key in ("errors", "non2xx"):
+        v = rec.get(key, 0)
+        if v != 0:
+            return f"{key} = {v} (must be 0)"
+    if not _int(rec, "rps"):
+        return "no requests answered"
+    return None
+
+
+def check_walk(rec: dict, ctx: dict) -> str | None:
+    want = ctx.get("expect")
+    if want and (rec.get("files"), rec.get("dirs")) != want:
+        return f"counts {rec.get('files')}/{rec.get('dirs')} != expected {want[0]}/{want[1]}"
+    return None
+
+
+CHECKS = {
+    "loop": check_loop, "spawn": check_spawn, "sched": check_sched, "ring": check_ring,
+    "echo": check_echo, "http": check_http, "walk": check_walk,
+}
+
+
+def check_record(rec: dict, suite: str, runtime: str, context: dict) -> str | None:
+    """Common checks (suite, runtime fields), then the suite's own."""
+    if rec.get("suite") != suite:
+        return f"suite field {rec.get('suite')!r}, expected {suite!r}"
+    if rec.get("runtime") != runtime:
+        return f"runtime field {rec.get('runtime')!r}, expected {runtime!r}"
+    if not isinstance(rec.get("scenario"), str):
+        return "no scenario field"
+    return CHECKS[suite](rec, context)

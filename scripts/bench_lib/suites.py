@@ -1,0 +1,310 @@
+"""The seven suites of BENCH-CONTRACT.md: their programs, peers, parameters and steps.
+
+A *step* is one run of one program (or one hyperfine / strace call for walk). A suite
+turns (runtime, configuration) into steps, one per *job*: the whole program (loop,
+sched), one scenario (spawn: one process per scenario, so peak RSS is the scenario's
+own, as shared/peers/run.sh does), one ring rung, one server thread count (echo,
+http) or one tree (walk). A round runs every job once for every runtime; within a job
+the runtime order alternates between rounds (odd rounds: saturn first, then the peers;
+even rounds: the peers in reverse order, then saturn), so no runtime always runs
+first or last. Saturn/peer ratios are taken pair by pair within a round.
+
+Saturn's programs take the same flags as the peers: `--threads N --samples N
+--warmup N --scenario NAME[,NAME]` (and `N LAPS` first for the ring), print the
+contract's JSON Lines on stdout and diagnostics on stderr.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Callable
+
+from .common import Paths, is_executable
+from .model import Params, Runtime, Step, SuiteRun, runtime_order
+
+
+@dataclass
+class Suite:
+    """One suite: saturn's program, the peers and how to run and report them."""
+
+    name: str
+    title: str
+    saturn_bin: str
+    peers: tuple  # (runtime name, binary name)
+    peer_home: str  # "peers" or "net": which build dir holds the peers
+    quick: Params
+    full: Params
+    scenarios: tuple  # contract order
+    make_steps: Callable[[SuiteRun, Runtime], list]
+    figures: dict = field(default_factory=dict)  # scenario -> table figures; "*" default
+    gate: dict = field(default_factory=dict)  # scenario -> figures the A/B gate uses
+    aliases: dict = field(default_factory=dict)  # saturn-only scenario -> peer scenario
+    plan_round: Callable | None = None  # overrides the generic per-job interleaving
+    note: str = ""
+
+    def figures_for(self, scenario: str) -> tuple:
+        return self.figures.get(scenario, self.figures.get("*", ()))
+
+    def gate_for(self, scenario: str) -> tuple:
+        return self.gate.get(scenario, self.gate.get("*", ()))
+
+    def peer_path(self, paths: Paths, binary: str) -> Path:
+        return paths.net_peer(binary) if self.peer_home == "net" else paths.peer(binary)
+
+    def available_runtimes(self, paths: Paths) -> tuple[list, list]:
+        """(runtimes that can run, notes about the ones that cannot); saturn first."""
+        saturn = paths.saturn(self.saturn_bin)
+        if not is_executable(saturn):
+            return [], [f"{self.name}: skipped, {saturn} does not exist yet"]
+        runtimes, notes = [Runtime("saturn", saturn)], []
+        for name, binary in self.peers:
+            p = self.peer_path(paths, binary)
+            if is_executable(p):
+                runtimes.append(Runtime(name, p))
+            else:
+                notes.append(f"{self.name}: peer {name} missing ({p} not built)")
+        return runtimes, notes
+
+
+# ----------------------------------------------------------------- step makers
+
+def _common_flags(run: SuiteRun, warmup: int | None = None) -> list:
+    w = run.params.warmup if warmup is None else warmup
+    return ["--samples", str(run.params.samples), "--warmup", str(w)]
+
+
+def _program_step(run: SuiteRun, rt: Runtime, job: str, argv: list, scenarios: tuple,
+                  per_sample_s: float, threads: int, context: dict | None = None,
+                  warmup: int | None = None) -> Step:
+    n = run.params.samples + (run.params.warmup if warmup is None else warmup)
+    est = 0.3 + per_sample_s * n  # start-up + samples (measured on the 2-CPU dev VM)
+    return Step(run.name, "program", rt.name, job, argv, threads, est,
+                timeout=max(120.0, 20 * est), scenarios=scenarios, context=context or {})
+
+
+LOOP_SCENARIOS = ("nop_batched_128", "nop_pingpong", "await_pingpong", "timer_churn",
+                  "timer_churn_kernel", "read_4k_fixed_vs_plain")
+LOOP_SATURN_ONLY = ("await_pingpong", "timer_churn_kernel")
+
+
+def loop_steps(run: SuiteRun, rt: Runtime) -> list:
+    """One process for all scenarios; the peer uses the setup saturn uses."""
+    argv = [str(rt.path)] + _common_flags(run)
+    scenarios = LOOP_SCENARIOS
+    if rt.name != "saturn":
+        argv += ["--setup", "defer"]  # SINGLE_ISSUER | DEFER_TASKRUN, like saturn's loop
+        scenarios = tuple(s for s in LOOP_SCENARIOS if s not in LOOP_SATURN_ONLY)
+    return [_program_step(run, rt, "all", argv, scenarios, 7.0, 1)]
+
+
+SPAWN_SCENARIOS = ("spawn_join_1m", "suspended_100k", "yield_pingpong")
+SPAWN_SAMPLE_S = {"spawn_join_1m": 0.25, "suspended_100k": 0.35, "yield_pingpong": 0.6}
+
+
+def spawn_steps(run: SuiteRun, rt: Runtime) -> list:
+    """One process per scenario (clean peak RSS); TBB implements spawn_join_1m only."""
+    steps = []
+    for sc in SPAWN_SCENARIOS:
+        if rt.name == "tbb" and sc != "spawn_join_1m":
+            continue
+        argv = [str(rt.path), "--threads", str(run.threads)] + _common_flags(run) + \
+               ["--scenario", sc]
+        steps.append(_program_step(run, rt, sc, argv, (sc,), SPAWN_SAMPLE_S[sc], run.threads))
+    return steps
+
+
+SCHED_SCENARIOS = ("flood_1m", "contended_spawn_8x", "cpu_work_10us", "cpu_work_100us",
+                   "contended_cpu_10us", "nested_fanout_4x", "burst_drain_burst",
+                   "mixed_fast_slow")
+
+
+def sched_steps(run: SuiteRun, rt: Runtime) -> list:
+    argv = [str(rt.path), "--threads", str(run.threads)] + _common_flags(run)
+    return [_program_step(run, rt, "all", argv, SCHED_SCENARIOS, 1.4, run.threads)]
+
+
+RING_LADDER = ((1000, 10), (10000, 10), (100000, 10), (1000000, 1))
+RING_SAMPLE_S = {1000: 0.05, 10000: 0.1, 100000: 0.7, 1000000: 3.5}
+
+
+def ring_steps(run: SuiteRun, rt: Runtime) -> list:
+    """One process per rung; every rung always runs (quick mode: no warm-up on 1M, whose
+    sample alone takes seconds and gigabytes)."""
+    steps = []
+    for n, laps in RING_LADDER:
+        warmup = run.params.warmup_big if n >= 1000000 else None
+        argv = [str(rt.path), str(n), str(laps), "--threads", str(run.threads)] + \
+            _common_flags(run, warmup)
+        sc = f"ring_{n}_{laps}"
+        step = _program_step(run, rt, sc, argv, (sc,), RING_SAMPLE_S[n], run.threads,
+                             {"procs": n, "laps": laps}, warmup)
+        step.est_s += 1.5 if rt.name == "erlang" and n >= 1000000 else 0.0  # stop wave
+        step.est_s += 0.5 if rt.name == "erlang" else 0.0  # BEAM start-up
+        steps.append(step)
+    return steps
+
+
+def net_threads(run: SuiteRun) -> list:
+    """Server thread counts: 1 and all CPUs (1 and 2 on a 2-CPU machine)."""
+    return sorted({1, run.threads})
+
+
+def _net_env(run: SuiteRun, rt: Runtime, threads: int) -> dict:
+    return {
+        "THREADS": str(threads), "DURATION": str(run.params.duration),
+        "WARMUP": str(run.params.warmup), "SAMPLES": str(run.params.samples),
+        "RUNTIME": rt.name, "QUIET_WAIT": str(int(run.quiet_wait)),
+    }
+
+
+ECHO_PROFILES = ("many-small", "few-large", "single")
+
+
+def echo_steps(run: SuiteRun, rt: Runtime) -> list:
+    """run-echo.sh starts the server on 127.0.0.1, runs echo-load per profile, stops it."""
+    runner = str(run.paths.net_peer("run-echo.sh"))
+    # per profile: the runner's quiet check (>= 0.5 s), connecting, warm-up, samples
+    per_profile = 0.7 + run.params.warmup + run.params.duration * run.params.samples
+    steps = []
+    for t in net_threads(run):
+        est = 0.5 + len(ECHO_PROFILES) * per_profile
+        steps.append(Step(run.name, "program", rt.name, f"threads={t}", [runner, str(rt.path)],
+                          t, est, timeout=300 + 3 * (run.quiet_wait + 10 * per_profile),
+                          scenarios=ECHO_PROFILES, env=_net_env(run, rt, t)))
+    return steps
+
+
+HTTP_SCENARIOS = ("plaintext", "json", "delay")
+
+
+def http_steps(run: SuiteRun, rt: Runtime) -> list:
+    """run-http.sh checks the routes with curl, then runs wrk per scenario.
+
+    nginx cannot serve /delay/{ms}; run-http.sh skips that scenario for it."""
+    runner = str(run.paths.net_peer("run-http.sh"))
+    scenarios = HTTP_SCENARIOS if rt.name != "nginx" else ("plaintext", "json")
+    per = 0.7 + run.params.warmup + run.params.duration * run.params.samples
+    steps = []
+    for t in net_threads(run):
+        est = 0.6 + len(scenarios) * per
+        steps.append(Step(run.name, "program", rt.name, f"threads={t}", [runner, str(rt.path)],
+                          t, est, timeout=300 + 3 * (run.quiet_wait + 10 * per),
+                          scenarios=scenarios, env=_net_env(run, rt, t)))
+    return steps
+
+
+# ----------------------------------------------------------------- interleaving
+
+def generic_plan_round(run: SuiteRun, rnd: int) -> list:
+    """Every job once per runtime, runtimes interleaved within each job."""
+    per_rt = {rt.name: run.suite.make_steps(run, rt) for rt in run.runtimes}
+    jobs: list = []
+    for steps in per_rt.values():
+        for s in steps:
+            if s.job not in jobs:
+                jobs.append(s.job)
+    plan = []
+    for job in jobs:
+        for rt in runtime_order(run.runtimes, rnd):
+            for s in per_rt[rt.name]:
+                if s.job == job:
+                    plan.append(replace(s, round=rnd))
+    return plan
+
+
+def plan_round(run: SuiteRun, rnd: int) -> list:
+    fn = run.suite.plan_round or generic_plan_round
+    return fn(run, rnd)
+
+
+# ----------------------------------------------------------------- the table
+
+def _walk_steps(run: SuiteRun, rt: Runtime) -> list:
+    return []  # walk plans whole rounds itself (walk.plan_round)
+
+
+def _make_suites() -> dict:
+    from . import walk  # late import: walk imports this module
+
+    pct = ("ops_per_sec", "p50_us", "p99_us")
+    suites = [
+        Suite("loop", "loop — event-loop floor (against raw liburing)", "saturn-bench-loop",
+              (("liburing", "loop-liburing"),), "peers",
+              quick=Params(rounds=3, samples=1, warmup=1), full=Params(rounds=10, samples=3, warmup=1),
+              scenarios=LOOP_SCENARIOS, make_steps=loop_steps,
+              figures={"nop_batched_128": ("ops_per_sec", "ns_per_op"),
+                       "nop_pingpong": ("ns_per_op",), "await_pingpong": ("ns_per_op",),
+                       "timer_churn": ("ns_per_timer",), "timer_churn_kernel": ("ns_per_timer",),
+                       "read_4k_fixed_vs_plain": ("ns_per_op_fixed", "ns_per_op_plain")},
+              gate={"nop_batched_128": ("ops_per_sec",), "nop_pingpong": ("ns_per_op",),
+                    "await_pingpong": ("ns_per_op",), "timer_churn": ("ns_per_timer",),
+                    "timer_churn_kernel": ("ns_per_timer",),
+                    "read_4k_fixed_vs_plain": ("ns_per_op_fixed", "ns_per_op_plain")},
+              aliases={"await_pingpong": "nop_pingpong", "timer_churn_kernel": "timer_churn"},
+              note="One thread, one ring. The peer runs with `--setup defer` "
+                   "(SINGLE_ISSUER | DEFER_TASKRUN), the setup saturn uses. await_pingpong "
+                   "and timer_churn_kernel (one kernel timeout per timer, through saturn's "
+                   "loop) exist only for saturn; their ratios are against liburing's "
+                   "nop_pingpong and timer_churn, the raw floor."),
+        Suite("spawn", "spawn — lightweight task cost", "saturn-bench-spawn",
+              (("tokio", "spawn-tokio"), ("go", "spawn-go"), ("tbb", "spawn-tbb")), "peers",
+              quick=Params(rounds=5, samples=1, warmup=1), full=Params(rounds=10, samples=3, warmup=1),
+              scenarios=SPAWN_SCENARIOS, make_steps=spawn_steps,
+              figures={"spawn_join_1m": ("ns_per_task", "peak_rss_kib"),
+                       "suspended_100k": ("bytes_per_task",), "yield_pingpong": ("ns_per_switch",)},
+              gate={"spawn_join_1m": ("ns_per_task",), "suspended_100k": ("bytes_per_task",),
+                    "yield_pingpong": ("ns_per_switch",)},
+              note="Each scenario runs in its own process (clean peak RSS). TBB implements "
+                   "spawn_join_1m only."),
+        Suite("sched", "sched — thread-pool scenario matrix", "saturn-bench-sched",
+              (("tokio", "sched-tokio"), ("go", "sched-go"), ("tbb", "sched-tbb")), "peers",
+              quick=Params(rounds=5, samples=1, warmup=1), full=Params(rounds=10, samples=3, warmup=1),
+              scenarios=SCHED_SCENARIOS, make_steps=sched_steps,
+              figures={"*": pct}, gate={"*": ("ops_per_sec",)},
+              note="Latencies are completion − submit over every task of the median sample."),
+        Suite("ring", "ring — process ring (Erlang style)", "saturn-bench-ring",
+              (("erlang", "ring-erlang"), ("go", "ring-go")), "peers",
+              quick=Params(rounds=3, samples=1, warmup=1, warmup_big=0),
+              full=Params(rounds=5, samples=3, warmup=1),
+              scenarios=tuple(f"ring_{n}_{l}" for n, l in RING_LADDER), make_steps=ring_steps,
+              figures={"*": ("hops_per_sec", "spawn_ns_per_proc", "peak_rss_kib")},
+              gate={"*": ("hops_per_sec", "spawn_ns_per_proc")},
+              note="Every rung of the ladder runs in its own process."),
+        Suite("walk", "walk — parallel directory walk", "saturn-walk",
+              (("rayon", "walk-rayon"), ("go", "walk-go")), "peers",
+              quick=Params(rounds=3, runs=5), full=Params(rounds=5, runs=10),
+              scenarios=walk.ROOT_NAMES, make_steps=_walk_steps, plan_round=walk.plan_round,
+              figures={"*": ("wall_s",)}, gate={"*": ("wall_s",)},
+              note="Whole process, hot cache: `hyperfine -N --warmup 3`, median of the runs "
+                   "of a round; every walker's printed counts are checked against gen-tree's "
+                   "(for /usr: against `find` and each other) before it is timed."),
+        Suite("echo", "echo — TCP echo", "saturn-echo",
+              (("asio", "echo-asio"), ("libuv", "echo-libuv"), ("tokio", "echo-tokio"),
+               ("go", "echo-go")), "net",
+              quick=Params(rounds=2, samples=1, warmup=1, duration=1),
+              full=Params(rounds=5, samples=1, warmup=1, duration=5),
+              scenarios=ECHO_PROFILES, make_steps=echo_steps,
+              figures={"*": ("msgs_per_sec", "p50_us", "p99_us", "p999_us",
+                             "server_cpu_us_per_msg")},
+              gate={"*": ("msgs_per_sec", "server_cpu_us_per_msg")},
+              note="Server and echo-load share the machine's CPUs on loopback "
+                   "(shared/peers/net/run-echo.sh). With 1 server thread the server is pinned "
+                   "to one CPU and the load generator to the other. `server CPU µs/msg` is the "
+                   "most direct efficiency figure."),
+        Suite("http", "http — HTTP/1.1 server", "saturn-http",
+              (("asio", "http-asio"), ("go", "http-go"), ("hyper", "http-hyper"),
+               ("node", "http-node"), ("nginx", "http-nginx")), "net",
+              quick=Params(rounds=2, samples=1, warmup=1, duration=1),
+              full=Params(rounds=5, samples=1, warmup=1, duration=5),
+              scenarios=HTTP_SCENARIOS, make_steps=http_steps,
+              figures={"*": ("rps", "p50_us", "p99_us", "server_cpu_us_per_req")},
+              gate={"*": ("rps", "server_cpu_us_per_req")},
+              note="wrk on loopback (shared/peers/net/run-http.sh); a result counts only with 0 "
+                   "socket errors and 0 non-2xx. nginx cannot serve /delay. Plaintext latency "
+                   "percentiles are per pipelined batch (wrk), indicative only."),
+    ]
+    return {s.name: s for s in suites}
+
+
+SUITES = _make_suites()
