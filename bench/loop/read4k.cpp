@@ -96,6 +96,5 @@ void read_4k_fixed_vs_plain(const bench::args& a) {
   std::free(buf);
 }
 
-void await_pingpong(const bench::args&) {}
 
 }  // namespace loop_bench

@@ -10,3 +10,4 @@
 #include <saturn/task/task.hpp>
 #include <saturn/task/this_task.hpp>
 #include <saturn/task/time.hpp>
+#include <saturn/sched/thread_pool.hpp>

@@ -110,7 +110,8 @@ bool event_loop::run_once(bool may_block) {
     reaped = reap();
     entered = true;
   }
-  const bool waiting_for_something = m_in_flight != 0 || !m_timers.empty() || m_keep_alive != 0;
+  const bool waiting_for_something =
+      m_in_flight != 0 || !m_timers.empty() || m_keep_alive != 0 || m_notified.load(std::memory_order_relaxed);
   if (reaped == 0 && m_ready_head == nullptr && may_block && waiting_for_something &&
       !m_stop.load(std::memory_order_relaxed))
     sleep();
@@ -140,7 +141,8 @@ void event_loop::sleep() {
   // Wake protocol, loop side: announce the sleep, then look at the inbox once more. A
   // producer pushes, then reads m_sleeping; with both sides seq_cst one sees the other.
   m_sleeping.store(true, std::memory_order_seq_cst);
-  if (m_remote.nonempty_seq_cst() || m_stop.load(std::memory_order_seq_cst)) {
+  if (m_remote.nonempty_seq_cst() || m_stop.load(std::memory_order_seq_cst) ||
+      m_notified.exchange(false, std::memory_order_seq_cst)) {
     m_sleeping.store(false, std::memory_order_relaxed);
     poll();
     return;
@@ -212,11 +214,10 @@ void event_loop::discard_queued() noexcept {
   }
 }
 
-void event_loop::shutdown() noexcept {
+void event_loop::drain_io() noexcept {
   // lifetime: every operation still in the kernel may write its buffers until its CQE
   // arrives. Cancel them all and wait for every CQE before anything they point at (task
-  // frames, the ring itself) goes away. Completions are delivered; what they queue is
-  // discarded.
+  // frames, the ring itself) goes away.
   for (int round = 0; m_in_flight != 0; ++round) {
     try {
       io_uring_sqe* sqe = m_ring->get_sqe();
@@ -226,23 +227,39 @@ void event_loop::shutdown() noexcept {
     } catch (const std::system_error&) {
     }
     reap();
-    discard_queued();
     if (round == 600) {
       std::fprintf(stderr,
                    "saturn: event loop shut down with %zu operation(s) that ignored cancellation for 60 s; "
                    "leaking the ring so the kernel cannot write freed memory\n",
                    m_in_flight);
       (void)m_ring.release();
-      m_ring = nullptr;
       return;
     }
   }
-  discard_queued();
-  while (!m_timers.empty()) {
+}
+
+void event_loop::discard_all() noexcept {
+  for (;;) {
+    discard_queued();
+    if (m_timers.empty())
+      break;
     timer_node* t = m_timers.pop();
     t->m_fire(t, run_mode::discard);
   }
-  discard_queued();
+}
+
+void event_loop::shutdown() noexcept {
+  // Completions may queue more work: drain I/O and discard until nothing is left.
+  do {
+    if (m_ring)
+      drain_io();
+    discard_all();
+  } while (m_in_flight != 0 && m_ring);
+}
+
+void event_loop::notify() noexcept {
+  m_notified.store(true, std::memory_order_seq_cst);
+  wake();
 }
 
 }  // namespace saturn

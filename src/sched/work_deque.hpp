@@ -8,19 +8,23 @@
 // i % Capacity. Live items are [top, bottom). `bottom` is written only by the owner.
 // `top` is one 64-bit word {index:32, tag:32}; every change to it is a CAS. Thieves CAS
 // {t, g} -> {t + n, g} to claim the n oldest items [t, t + n). The owner never moves the
-// index; it CASes {t, g} -> {t, g + 1} to make every thief CAS that read an older top fail.
+// index; it adds 1 to the tag (fetch_add) to make every thief CAS that read an older top
+// fail.
 // K = MaxBatch bounds every claim: 1 <= n <= K.
 //
-// push (owner):  write slot b; release fence; bottom = b + 1. Full when b - top == Capacity.
+// push (owner):  write slot b; bottom = b + 1 (release). Full when b - top == Capacity.
 // steal (thief): t = top (acquire); seq_cst fence; b = bottom (acquire); if t < b: read the
 //                items [t, t + n), then CAS top {t, g} -> {t + n, g}; on failure start over.
 //                steal() has n = 1; steal_half_into has n = min(K, ceil((b - t) / 2), room).
-// pop (owner):   b = bottom - 1; bottom = b; then either
+// pop (owner):   b = bottom - 1; bottom = b (release); then either
 //                far path:  seq_cst fence; t = top; if b - t >= K take slot b with no CAS;
-//                near path (b - t < K): CAS top {t, g} -> {t, g + 1}; on success take slot
-//                b; when a thief has taken b meanwhile (t > b), restore bottom = b + 1.
+//                near path (b - t < K): {t, g} = fetch_add(top, tag 1); if t <= b take
+//                slot b, else thieves took it meanwhile (t == b + 1): restore bottom = b + 1.
 // push, steal and the far path are Lê, Pop, Cohen, Zappa Nardelli, "Correct and Efficient
-// Work-Stealing for Weak Memory Models" (PPoPP 2013), with the same fences.
+// Work-Stealing for Weak Memory Models" (PPoPP 2013), with the same seq_cst fences. Their
+// release fence in push becomes a release store on *every* write of bottom: whichever
+// value a thief reads, it then synchronizes with all pushes before it, as with the fence,
+// and ThreadSanitizer (which ignores fences) sees it. On x86 both are free.
 //
 // Why every item is taken exactly once
 // ------------------------------------
@@ -35,25 +39,26 @@
 //    if F_T precedes F_P in the seq_cst order S, P's read of top is not older than T1's,
 //    so t_P >= t and j >= t + K >= t + n: j is outside the claim. If F_P precedes F_T,
 //    T3 sees P's bottom = j or a later owner store.
-//  - P on the near path (store bottom = j; CAS C_P expecting index t_P <= j): if the
+//  - P on the near path (store bottom = j; RMW C_P on top reads index t_P <= j): if the
 //    thief's CAS comes first in top's modification order, t_P >= t + n, so j is outside
 //    the claim. Else C_P comes first; top's values never repeat (index and tag only
-//    grow), so T1 read C_P or a later CAS (all RMWs, so C_P's release sequence): C_P
-//    synchronizes with T1, and T3 again sees bottom = j or a later owner store.
+//    grow), so T1 read C_P or a later RMW (C_P's release sequence): C_P synchronizes
+//    with T1, and T3 again sees bottom = j or a later owner store.
 //  In the "T3 sees j or later" cases: if b_T <= j the claim [t, t + n) ⊆ [t, b_T) misses
-//  j. If b_T > j, the owner pushed index j again after P, and that push's release fence
-//  precedes the bottom store T3 read, so the thief reads the new item in slot j, not P's.
+//  j. If b_T > j, the owner pushed index j again after P, and the release store T3 read
+//  comes after that push, so the thief reads the new item in slot j, not P's.
 // So no index is taken twice, and top never passes bottom + 1 (a pop's restore is right).
 // A push overwrites slot b % Capacity only when top > b - Capacity: it read that top with
 // acquire from the CAS that claimed b - Capacity, after which the claiming thief's slot
-// read happened before the overwrite. The item moved into the thief's own deque is
-// published there by the same release fence as a push.
+// read happened before the overwrite. The items moved into the thief's own deque are
+// published there by a release store of its bottom, as in push.
 //
 // ABA: a thief stalled between T1 and its CAS is fooled only if top returns to the same
 // {index, tag}: 2^32 near-path pops and 2^32 stolen items while it sleeps.
 //
-// Cost: push is plain stores; pop is one seq_cst fence (far) or one CAS (near: at most K
-// items left, like plain Chase-Lev's last item); steal is a fence and a CAS.
+// Cost: push is plain stores; pop is one seq_cst fence (far) or one locked add (near: at
+// most K items left; plain Chase-Lev pays a CAS for its last item); steal is a fence and
+// a CAS. The owner never retries.
 
 #include "saturn/detail/atomic.hpp"
 
@@ -89,34 +94,33 @@ public:
 
   /// Owner only. Appends `item` at the bottom. Returns false, changing nothing, when the
   /// deque is full; the caller then moves a batch to the global injection queue.
-  bool push(T* item) noexcept {
+  [[nodiscard]] bool push(T* item) noexcept {
     // ordering: relaxed; only this thread writes bottom.
     const std::uint32_t b = m_bottom.load(std::memory_order_relaxed);
     // ordering: acquire pairs with the thief CAS that freed slot b: its read of the old
     // item happens before our overwrite below.
     const std::uint32_t t = index_of(m_top.load(std::memory_order_acquire));
     if (b - t >= Capacity) return false;
-    // ordering: relaxed; published by the release fence below.
+    // ordering: relaxed; published by the release store of bottom below.
     slot(b).store(item, std::memory_order_relaxed);
-    // ordering: release fence (not a release store) so that a thief reading *any* later
-    // bottom value, even a pop's decrement, sees this slot and the task's contents.
-    detail::thread_fence(std::memory_order_release);
-    // ordering: relaxed; the fence above orders it.
-    m_bottom.store(b + 1, std::memory_order_relaxed);
+    // ordering: release publishes the slot and the task's contents to any thief that
+    // reads this value or a later one (all bottom stores are release).
+    m_bottom.store(b + 1, std::memory_order_release);
     return true;
   }
 
   /// Owner only. Removes and returns the most recently pushed item, or nullptr when empty
   /// (including when thieves took the last items first).
-  T* pop() noexcept {
+  [[nodiscard]] T* pop() noexcept {
     // ordering: relaxed; only this thread writes bottom.
     const std::uint32_t b = m_bottom.load(std::memory_order_relaxed) - 1;
     // ordering: relaxed; a hint. top's index only grows, so a stale value is too small:
-    // "empty" is then certain, and "far" and "near" are re-checked below.
+    // "empty" is then certain; "far" is re-checked after the fence, "near" by the RMW.
     std::uint64_t t = m_top.load(std::memory_order_relaxed);
     if (distance(b, t) < 0) return nullptr;
-    // ordering: relaxed; made visible to thieves by the fence or the CAS that follows.
-    m_bottom.store(b, std::memory_order_relaxed);
+    // ordering: release, so a thief reading this value still synchronizes with the pushes
+    // before it (Lê et al.'s push fence); seen by thieves via the fence or CAS that follows.
+    m_bottom.store(b, std::memory_order_release);
     if (distance(b, t) >= static_cast<std::int32_t>(MaxBatch)) {
       // ordering: seq_cst fence between our bottom store and top load (Lê et al.'s take):
       // any thief either sees the new bottom or is seen by the load below.
@@ -126,22 +130,19 @@ public:
       // ordering: relaxed; slot b is our own write.
       if (distance(b, t) >= static_cast<std::int32_t>(MaxBatch)) return slot(b).load(std::memory_order_relaxed);
     }
-    while (distance(b, t) >= 0) {
-      // ordering: seq_cst (release) on success so a thief whose CAS follows sees bottom = b;
-      // relaxed on failure, we only retry with the fresher value.
-      if (m_top.compare_exchange_weak(t, t + tag_one, std::memory_order_seq_cst, std::memory_order_relaxed)) {
-        // ordering: relaxed; slot b is our own write and no thief can claim it now.
-        return slot(b).load(std::memory_order_relaxed);
-      }
-    }
-    // ordering: relaxed; thieves took index b, top == b + 1, nothing to publish.
-    m_bottom.store(b + 1, std::memory_order_relaxed);
+    // ordering: seq_cst RMW (release part): a thief whose CAS follows reads this value or
+    // a later one, so it synchronizes with us and sees bottom = b. The tag wraps mod 2^32.
+    t = m_top.fetch_add(tag_one, std::memory_order_seq_cst);
+    // ordering: relaxed; slot b is our own write and no thief can claim it now.
+    if (distance(b, t) >= 0) return slot(b).load(std::memory_order_relaxed);
+    // ordering: release like every bottom store; thieves took index b, top == b + 1.
+    m_bottom.store(b + 1, std::memory_order_release);
     return nullptr;
   }
 
   /// Any thread. Removes and returns the oldest item, or nullptr when empty. Retries
   /// while it loses races to other thieves or the owner (lock-free, not wait-free).
-  T* steal() noexcept {
+  [[nodiscard]] T* steal() noexcept {
     // ordering: acquire pairs with the release of the CAS that wrote this top value.
     std::uint64_t t = m_top.load(std::memory_order_acquire);
     for (;;) {
@@ -164,7 +165,7 @@ public:
   /// the newest claimed into `thief_own` (oldest first) and returns that newest one to run
   /// now. Returns nullptr when `*this` is empty. `*moved`, if given, receives how many
   /// items went into `thief_own`.
-  T* steal_half_into(work_deque& thief_own, std::size_t* moved = nullptr) noexcept {
+  [[nodiscard]] T* steal_half_into(work_deque& thief_own, std::size_t* moved = nullptr) noexcept {
     assert(&thief_own != this);
     // ordering: relaxed; we own thief_own, so we are the only writer of its bottom.
     const std::uint32_t db = thief_own.m_bottom.load(std::memory_order_relaxed);
@@ -184,19 +185,15 @@ public:
       const std::uint32_t first = index_of(t);
       for (std::uint32_t i = 0; i + 1 < n; ++i) {
         // ordering: relaxed both; the source is visible through load_count's acquire and
-        // the copy is invisible to thief_own's thieves until the fence below publishes it.
+        // the copy is invisible to thief_own's thieves until the store below publishes it.
         thief_own.slot(db + i).store(slot(first + i).load(std::memory_order_relaxed), std::memory_order_relaxed);
       }
       // ordering: relaxed, as in steal.
       T* item = slot(first + n - 1).load(std::memory_order_relaxed);
       // ordering: as in steal.
       if (m_top.compare_exchange_weak(t, advance(t, n), std::memory_order_seq_cst, std::memory_order_acquire)) {
-        if (n > 1) {
-          // ordering: release fence, as in push, publishes the copied slots.
-          detail::thread_fence(std::memory_order_release);
-          // ordering: relaxed; ordered by the fence above.
-          thief_own.m_bottom.store(db + n - 1, std::memory_order_relaxed);
-        }
+        // ordering: release, as in push, publishes the copied slots.
+        if (n > 1) thief_own.m_bottom.store(db + n - 1, std::memory_order_release);
         if (moved != nullptr) *moved = n - 1;
         return item;
       }
@@ -231,7 +228,7 @@ private:
     // ordering: seq_cst fence between our top and bottom loads (Lê et al.'s steal): either
     // we see a popping owner's bottom store or its top load after its fence sees us.
     detail::thread_fence(std::memory_order_seq_cst);
-    // ordering: acquire pairs with push's release fence: the slots below bottom are visible.
+    // ordering: acquire pairs with the release bottom stores: slots below bottom are visible.
     return distance(m_bottom.load(std::memory_order_acquire), t);
   }
 

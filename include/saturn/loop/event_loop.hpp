@@ -143,6 +143,15 @@ class event_loop {
   /// then discards queued runnables and armed timers (run_mode::discard). The loop stays
   /// usable. Loop thread only; the destructor calls it.
   void shutdown() noexcept;
+  /// The first half of shutdown(): cancels every in-flight operation and waits for its
+  /// CQE; completions are delivered and whatever they queue stays queued. Loop thread only.
+  void drain_io() noexcept;
+  /// Discards (run_mode::discard) every queued runnable and every armed timer. Any thread
+  /// while the loop's own thread is not running it (used by schedulers at shutdown).
+  void discard_all() noexcept;
+  /// Makes the current or next sleep of the loop return at once (a wake token, not a
+  /// queue entry: many notifies before a sleep collapse into one). Any thread.
+  void notify() noexcept;
   /// True once stop() was called (cleared by run()).
   bool stop_requested() const noexcept { return m_stop.load(std::memory_order_relaxed); }
   /// Keeps run() from returning while no work is visible (e.g. while other threads may
@@ -222,6 +231,7 @@ class event_loop {
   operation m_wake_op;
   event_loop* m_prev_current = nullptr;
   std::atomic<bool> m_stop{false};
+  std::atomic<bool> m_notified{false};
   detail::remote_queue m_remote;
   // ordering: seq_cst with the remote queue's head (Dekker): the loop stores true then
   // re-reads the queue; a producer pushes then reads this flag. One of them sees the other.

@@ -60,7 +60,7 @@ struct io_awaiter : operation, cancellable<io_awaiter<Derived, T>> {
     auto* self = static_cast<io_awaiter*>(op);
     self->m_res = res;
     if (self->complete_may_resume())
-      self->m_loop->post(self->m_promise);
+      self->m_promise->wake();
   }
 
   void cancel_now() noexcept { this->m_loop->submit_cancel(this); }

@@ -25,12 +25,12 @@ void spawned_entry(runnable* r, run_mode mode) noexcept {
   auto* p = static_cast<P*>(r);
   if (mode == run_mode::run) {
     if (p->m_live_index == live_table::npos) [[unlikely]]
-      p->m_ctx->live->add(p);
+      p->track();
     std::coroutine_handle<P>::from_promise(*p).resume();
     return;
   }
   // Abandon: idempotent, single-threaded (shutdown).
-  p->m_ctx->live->remove(p);
+  p->untrack();
   if (p->m_join.load(std::memory_order_acquire) & join_complete)
     return;
   p->m_exception = std::make_exception_ptr(task_abandoned{});

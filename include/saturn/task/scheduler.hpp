@@ -23,7 +23,8 @@ struct task_context {
   scheduler* sched = nullptr;
   std::stop_token token{};
   /// Where spawned tasks started under this context are recorded while alive (root
-  /// contexts only; see detail::live_table).
+  /// contexts of single-threaded runtimes; see detail::live_table). When null, the
+  /// scheduler's track/untrack are used instead.
   detail::live_table* live = nullptr;
 };
 
@@ -38,6 +39,13 @@ class scheduler {
   /// Queues a newly spawned task: like schedule(), but a multi-threaded scheduler may
   /// place it where other workers can steal it.
   virtual void spawn(runnable* r) noexcept { schedule(r); }
+  /// Records a spawned task as alive (when its context has no inline live table), so a
+  /// scheduler destroyed while it is suspended can destroy it. On a thread of this scheduler.
+  virtual void track(detail::promise_base*) noexcept {}
+  /// Forgets a finishing task recorded by track(). On a thread of this scheduler.
+  virtual void untrack(detail::promise_base*) noexcept {}
+  /// Queues a task that yielded: it runs after the work that is ready now. Default: schedule.
+  virtual void yield(runnable* r) noexcept { schedule(r); }
   /// The context spawned tasks get (no cancellation token of their own).
   virtual task_context& root_context() noexcept = 0;
   /// The scheduler whose thread is calling, or nullptr.

@@ -29,7 +29,22 @@ namespace detail {
 
 /// Storage for what a task ends with: a value or an exception. For trivially destructible
 /// values no "has value" flag is kept (a smaller frame: BENCH-CONTRACT suspended_100k).
-template <class T, bool = std::is_trivially_destructible_v<T>>
+/// How a result is stored: a value that needs destroying, a trivial value, a reference,
+/// or nothing.
+enum class result_kind { value, trivial, reference, none };
+template <class T>
+constexpr result_kind kind_of() {
+  if constexpr (std::is_void_v<T>)
+    return result_kind::none;
+  else if constexpr (std::is_reference_v<T>)
+    return result_kind::reference;
+  else if constexpr (std::is_trivially_destructible_v<T>)
+    return result_kind::trivial;
+  else
+    return result_kind::value;
+}
+
+template <class T, result_kind = kind_of<T>()>
 struct task_result {
   union {
     T m_value;
@@ -56,7 +71,7 @@ struct task_result {
 };
 
 template <class T>
-struct task_result<T, true> {
+struct task_result<T, result_kind::trivial> {
   union {
     T m_value;
   };
@@ -75,7 +90,7 @@ struct task_result<T, true> {
 };
 
 template <class T>
-struct task_result<T&, true> {
+struct task_result<T&, result_kind::reference> {
   T* m_value = nullptr;
   std::exception_ptr m_exception;
   void return_value(T& v) noexcept { m_value = std::addressof(v); }
@@ -87,7 +102,7 @@ struct task_result<T&, true> {
 };
 
 template <>
-struct task_result<void, true> {
+struct task_result<void, result_kind::none> {
   std::exception_ptr m_exception;
   void return_void() noexcept {}
   void take() {
@@ -113,7 +128,7 @@ struct task_promise final : promise_base, task_result<T> {
       if ((p.m_join.load(std::memory_order_relaxed) & join_spawned) == 0) [[likely]]
         return p.m_continuation ? p.m_continuation : std::noop_coroutine();
       // A spawned task: hand the result to its join_handle (or free itself if detached).
-      p.m_ctx->live->remove(&p);
+      p.untrack();
       // ordering: acq_rel: release publishes the result to the joiner; acquire makes the
       // joiner's m_continuation (written before its own fetch_or) visible here.
       const std::uint32_t old = p.m_join.fetch_or(join_complete, std::memory_order_acq_rel);

@@ -180,14 +180,14 @@ class task_group : private detail::child_scope {
     auto* p = static_cast<detail::child_promise*>(r);
     auto h = std::coroutine_handle<detail::child_promise>::from_promise(*p);
     if (mode == run_mode::run) [[likely]] {
-      if (p->m_live_index == ~std::uint32_t{0})
-        p->sched()->track(p);
+      if (p->m_live_index == detail::live_table::npos)
+        p->track();
       h.resume();
       return;
     }
     // The runtime is shutting down: the group's run() is abandoned too and will never
-    // join. Free the child here (m_own_ctx keeps sched() valid even if the group is gone).
-    p->sched()->untrack(p);
+    // join. Free the child here (m_own_ctx keeps m_ctx valid even if the group is gone).
+    p->untrack();
     h.destroy();
   }
 
@@ -195,7 +195,7 @@ class task_group : private detail::child_scope {
                                          std::coroutine_handle<detail::child_promise> driver) noexcept {
     auto* self = static_cast<task_group*>(scope);
     detail::child_promise& p = driver.promise();
-    p.sched()->untrack(&p);
+    p.untrack();
     if (*p.m_error)
       self->fail(*p.m_error);
     // lifetime: free the driver and the child task it owns now, so the child's

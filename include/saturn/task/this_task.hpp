@@ -16,7 +16,7 @@ struct yield_awaiter {
   template <class P>
   void await_suspend(std::coroutine_handle<P> h) const noexcept {
     static_assert(saturn_promise<P>, "saturn::yield() must be awaited from a saturn::task");
-    h.promise().wake();  // back of the run queue: everything ready now runs first
+    h.promise().sched()->yield(&h.promise());  // behind everything ready now
   }
   void await_resume() const noexcept {}
 };

@@ -45,12 +45,12 @@ struct sleep_awaiter : timer_node, cancellable<sleep_awaiter> {
   static void fire(timer_node* t, run_mode mode) noexcept {
     auto* self = static_cast<sleep_awaiter*>(t);
     if (mode == run_mode::run && self->complete_may_resume())
-      self->m_loop->post(self->m_promise);
+      self->m_promise->wake();
   }
   void cancel_now() noexcept {
     if (m_loop->cancel_timer(this)) {
       m_canceled = true;
-      m_loop->post(m_promise);
+      m_promise->wake();
     }
   }
 };

@@ -79,7 +79,7 @@ class cancellable {
     if (self->m_state.compare_exchange_strong(expected, requested, std::memory_order_acq_rel))
       static_cast<Derived*>(self)->cancel_now();
     else  // completed while the request travelled: resume here, exactly once
-      self->m_loop->post(self->m_promise);
+      self->m_promise->wake();
   }
   struct posted_node : runnable {
     cancellable* self = nullptr;

@@ -130,8 +130,8 @@ class fan_in final : public child_scope {
 
 /// Adopts each of `children` as child number I (its position in the pack).
 template <std::size_t... I, class... Ts>
-std::array<child_driver, sizeof...(Ts)> adopt_all(fan_in& scope, const char* who, std::index_sequence<I...>,
-                                                  task<Ts>&... children) {
+std::array<child_driver, sizeof...(Ts)> adopt_all([[maybe_unused]] fan_in& scope, [[maybe_unused]] const char* who,
+                                                  std::index_sequence<I...>, task<Ts>&... children) {
   return {scope.adopt(children, I, who)...};
 }
 

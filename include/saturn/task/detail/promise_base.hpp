@@ -40,6 +40,9 @@ struct promise_base : runnable {
 
   /// Makes the task runnable again (it must be suspended). Any thread.
   void wake() noexcept { m_ctx->sched->schedule(this); }
+  /// Records / forgets this spawned task as alive (its first run / its end).
+  inline void track();
+  inline void untrack() noexcept;
 };
 
 /// The spawned tasks of a scheduler that are alive (started, not finished), so a runtime
@@ -71,6 +74,20 @@ class live_table {
  private:
   std::vector<promise_base*> m_items;
 };
+
+inline void promise_base::track() {
+  if (m_ctx->live != nullptr)
+    m_ctx->live->add(this);
+  else
+    m_ctx->sched->track(this);
+}
+
+inline void promise_base::untrack() noexcept {
+  if (m_ctx->live != nullptr)
+    m_ctx->live->remove(this);
+  else
+    m_ctx->sched->untrack(this);
+}
 
 /// Resumes the coroutine whose promise type is P from the run queue.
 template <class P>

@@ -21,7 +21,11 @@ namespace saturn::detail {
 class stop_scope {
  public:
   /// Chains to `parent.token`: if the parent is already stopped, so is this scope.
-  explicit stop_scope(const task_context& parent) : m_ctx{parent.sched, m_source.get_token()} {
+  /// Children inherit the parent's live-task table (falling back to the scheduler's root
+  /// one), so what they spawn is tracked like any spawned task.
+  explicit stop_scope(const task_context& parent)
+      : m_ctx{parent.sched, m_source.get_token(),
+              parent.live != nullptr ? parent.live : parent.sched->root_context().live} {
     if (parent.token.stop_possible())
       m_chain.emplace(parent.token, forward{&m_source});
   }

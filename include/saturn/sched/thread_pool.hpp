@@ -1,0 +1,255 @@
+/// \file
+/// `thread_pool`: saturn's multi-threaded, work-stealing runtime.
+///
+/// N workers (default: the CPUs in the process's affinity mask), each with a Chase-Lev
+/// deque and a LIFO slot for the task it spawned last, and — in io mode — its own
+/// io_uring event loop, so an operation completes on the worker that submitted it. Idle
+/// workers steal half of a random victim's queue, spin briefly, then park (in their ring,
+/// or on a futex in cpu_bound mode). Tasks submitted from outside go through a global
+/// injection queue, or through a registered submitter's own queue.
+///
+/// ```
+/// saturn::thread_pool pool;                       // io mode, one worker per CPU
+/// int v = pool.block_on(compute());               // from a non-worker thread
+/// pool.post([] { ... });                          // fire-and-forget callable
+/// auto h = pool.spawn(some_task());               // join_handle<T>
+/// ```
+#pragma once
+
+#include <saturn/loop/event_loop.hpp>
+#include <saturn/task/join_handle.hpp>
+#include <saturn/task/scheduler.hpp>
+#include <saturn/task/task.hpp>
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <optional>
+
+namespace saturn {
+
+/// What the workers are set up for.
+enum class pool_mode {
+  io,         ///< each worker owns an event loop (rings, timers, coroutine I/O)
+  cpu_bound,  ///< plain threads running tasks; no rings, no per-worker I/O setup
+};
+
+/// How to build a pool.
+struct pool_options {
+  unsigned threads = 0;            ///< workers; 0 = the CPUs in the affinity mask
+  pool_mode mode = pool_mode::io;
+  loop_options loop{};             ///< io mode: each worker's loop
+  unsigned spin_before_park_us = 50;  ///< an idle worker searches this long before parking
+  unsigned max_blocking_threads = 64; ///< cap of the spawn_blocking pool
+};
+
+namespace detail {
+struct pool_impl;
+
+/// A posted callable: a runnable carrying F, allocated from the frame allocator.
+template <class F>
+struct callable_runnable final : runnable {
+  F m_call;
+  template <class G>
+  explicit callable_runnable(G&& f) : m_call(std::forward<G>(f)) {
+    m_fn = &run;
+  }
+  static void* operator new(std::size_t n) { return frame_allocate(n); }
+  static void operator delete(void* p, std::size_t n) noexcept { frame_deallocate(p, n); }
+  static void run(runnable* r, run_mode mode) noexcept {
+    auto* self = static_cast<callable_runnable*>(r);
+    if (mode == run_mode::run)
+      self->m_call();
+    delete self;
+  }
+};
+}  // namespace detail
+
+/// A multi-threaded work-stealing runtime.
+///
+/// Threading: every member may be called from any thread, except block_on (not from a
+/// worker of this pool: it would block the worker) and the destructor (not from a worker).
+/// Destroying the pool stops the workers, cancels and waits for in-flight I/O, destroys
+/// every task still queued or suspended exactly once, and joins every thread.
+class thread_pool final : public scheduler {
+ public:
+  explicit thread_pool(const pool_options& opts = {});
+  ~thread_pool() override;
+  thread_pool(const thread_pool&) = delete;
+  thread_pool& operator=(const thread_pool&) = delete;
+
+  /// Runs `t` on the workers and blocks the calling (non-worker) thread until it ends;
+  /// returns its value or rethrows its exception.
+  template <class T>
+  T block_on(task<T> t);
+
+  /// Starts `t` on the pool; any thread.
+  template <class T>
+  join_handle<T> spawn(task<T> t) {
+    return spawn_in(m_root, std::move(t));
+  }
+
+  /// Runs `fn()` on a worker, fire-and-forget; any thread. `fn` must not throw.
+  template <class F>
+  void post(F&& fn) {
+    spawn_runnable(new detail::callable_runnable<std::decay_t<F>>(std::forward<F>(fn)));
+  }
+
+  /// Hands a blocking call to the separate elastic blocking pool (never a worker) at once,
+  /// and returns a task that completes with its result (or rethrows its exception). The pool grows up to
+  /// max_blocking_threads and idle blocking threads exit after 10 s.
+  template <class F>
+  auto spawn_blocking(F fn) -> task<std::invoke_result_t<F&>>;
+
+  /// A per-thread submission queue: posts through it go to a queue only this thread
+  /// writes (no shared cache line with other submitters); workers steal from it.
+  /// Threading: use a submitter only on the thread that registered it; it must not
+  /// outlive the pool.
+  class submitter {
+   public:
+    submitter(submitter&&) noexcept;
+    ~submitter();
+    /// Queues a runnable (see post()).
+    void submit(runnable* r) noexcept;
+    template <class F>
+    void post(F&& fn) {
+      submit(new detail::callable_runnable<std::decay_t<F>>(std::forward<F>(fn)));
+    }
+    template <class T>
+    join_handle<T> spawn(task<T> t) {
+      auto h = t.release();
+      auto& p = h.promise();
+      p.m_ctx = m_root;
+      p.m_join.store(detail::join_spawned, std::memory_order_relaxed);
+      p.m_fn = &detail::spawned_entry<typename task<T>::promise_type>;
+      submit(&p);
+      return join_handle<T>(h);
+    }
+
+   private:
+    friend class thread_pool;
+    submitter(detail::pool_impl* impl, void* queue, task_context* root) noexcept
+        : m_impl(impl), m_queue(queue), m_root(root) {}
+    detail::pool_impl* m_impl;
+    void* m_queue;
+    task_context* m_root;
+  };
+  /// Registers the calling thread as a submitter.
+  submitter register_submitter();
+
+  /// Number of workers.
+  unsigned threads() const noexcept;
+  /// The mode the pool was built in.
+  pool_mode mode() const noexcept;
+  /// Queues a runnable as a new unit of work (stealable); any thread.
+  void spawn_runnable(runnable* r) noexcept;
+
+  // scheduler
+  void schedule(runnable* r) noexcept override;
+  void spawn(runnable* r) noexcept override;
+  void yield(runnable* r) noexcept override;
+  void track(detail::promise_base* p) noexcept override;
+  void untrack(detail::promise_base* p) noexcept override;
+  task_context& root_context() noexcept override { return m_root; }
+
+ private:
+  void run_blocking(std::function<void()> fn);
+
+  std::unique_ptr<detail::pool_impl> m_impl;
+  task_context m_root;
+};
+
+namespace detail {
+
+void futex_wait_while_zero(std::atomic<std::uint32_t>* word) noexcept;
+void futex_wake_all(std::atomic<std::uint32_t>* word) noexcept;
+
+/// Completion state shared by block_on's caller and the task.
+template <class T>
+struct block_on_state {
+  std::optional<task_result<T>> result;
+  std::atomic<std::uint32_t> done{0};
+};
+
+template <class T>
+task<void> pool_block_on_driver(task<T> t, block_on_state<T>& st) {
+  st.result.emplace();
+  try {
+    if constexpr (std::is_void_v<T>) {
+      co_await std::move(t);
+    } else {
+      st.result->return_value(co_await std::move(t));
+    }
+  } catch (...) {
+    st.result->m_exception = std::current_exception();
+  }
+  // ordering: release publishes the result to the blocked caller.
+  st.done.store(1, std::memory_order_release);
+  futex_wake_all(&st.done);
+}
+
+
+template <class R>
+struct blocking_state {
+  std::optional<task_result<R>> result;
+  promise_base* waiter = nullptr;
+  std::atomic<std::uint32_t> state{0};  // 1: result ready, 2: waiter registered
+};
+
+/// Awaits the result of a spawn_blocking call.
+template <class R>
+struct blocking_awaiter {
+  std::shared_ptr<blocking_state<R>> st;
+  bool await_ready() const noexcept { return st->state.load(std::memory_order_acquire) & 1; }
+  template <class P>
+  bool await_suspend(std::coroutine_handle<P> h) noexcept {
+    st->waiter = &h.promise();
+    // ordering: release publishes waiter; acquire sees the result if it was already set.
+    return (st->state.fetch_or(2, std::memory_order_acq_rel) & 1) == 0;
+  }
+  R await_resume() { return st->result->take(); }
+};
+
+}  // namespace detail
+
+template <class T>
+T thread_pool::block_on(task<T> t) {
+  detail::block_on_state<T> st;
+  join_handle<void> h = spawn(detail::pool_block_on_driver<T>(std::move(t), st));
+  detail::futex_wait_while_zero(&st.done);
+  return st.result->take();
+}
+
+namespace detail {
+template <class R>
+task<R> await_blocking(std::shared_ptr<blocking_state<R>> st) {
+  // A named awaiter: g++ 12 destroys an aggregate temporary in a co_await operand twice.
+  blocking_awaiter<R> awaiter{std::move(st)};
+  co_return co_await awaiter;
+}
+}  // namespace detail
+
+template <class F>
+auto thread_pool::spawn_blocking(F fn) -> task<std::invoke_result_t<F&>> {
+  // Not a coroutine itself: the call is handed to the blocking pool now, and the returned
+  // task only awaits its result.
+  using R = std::invoke_result_t<F&>;
+  auto st = std::make_shared<detail::blocking_state<R>>();
+  st->result.emplace();
+  run_blocking([st, fn = std::move(fn)]() mutable {
+    try {
+      if constexpr (std::is_void_v<R>)
+        fn();
+      else
+        st->result->return_value(fn());
+    } catch (...) {
+      st->result->m_exception = std::current_exception();
+    }
+    // ordering: release publishes the result; acquire sees a registered waiter.
+    if (st->state.fetch_or(1, std::memory_order_acq_rel) & 2)
+      st->waiter->wake();
+  });
+  return detail::await_blocking<R>(std::move(st));
+}
+
+}  // namespace saturn

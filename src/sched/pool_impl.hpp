@@ -1,0 +1,165 @@
+// Internals of thread_pool: the workers, the idle/search accounting, the queues.
+//
+// Finding work (a worker's loop, see worker.cpp):
+//   1. every 61st task: the injection queue first (nothing outside starves) and, in io
+//      mode, one non-blocking turn of the event loop (completions, timers, yields);
+//   2. the LIFO slot (the task this worker spawned last; at most 3 in a row), then the
+//      deque (newest first; every 31st pop takes the oldest instead, so nothing starves);
+//   3. a batch from the injection queue, the registered submitters' queues, then half of
+//      a random victim's deque (or its LIFO slot);
+//   4. idle: search (steal attempts with PAUSE) for spin_before_park_us, then park.
+//
+// Waking (coalesced): new work calls notify_one(), which unparks a sleeper only when no
+// worker is searching. A worker that stops searching because it found work, and was the
+// last searcher, calls notify_one() again, so wake-ups chain instead of stampeding.
+//
+// Parking, lost-wake free: a worker adds itself to the sleeper list, re-checks every
+// queue, and only then sleeps — in io mode inside its ring (event_loop::notify() is the
+// unpark), in cpu_bound mode on a futex word. The unparker removes it from the list
+// before notifying, so a parked worker is notified at most once per park.
+#pragma once
+
+#include <saturn/detail/atomic.hpp>
+#include <saturn/sched/thread_pool.hpp>
+
+#include <condition_variable>
+#include <deque>
+#include <latch>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "sched/injection_queue.hpp"
+#include "sched/work_deque.hpp"
+
+namespace saturn::detail {
+
+using task_deque = sched::work_deque<runnable, 256, 32>;
+
+/// A tiny test-and-test-and-set lock for short critical sections.
+class spin_lock {
+ public:
+  void lock() noexcept {
+    // ordering: acquire on success pairs with unlock's release.
+    while (m_flag.exchange(true, std::memory_order_acquire))
+      while (m_flag.load(std::memory_order_relaxed))
+        saturn::detail::cpu_relax();
+  }
+  void unlock() noexcept { m_flag.store(false, std::memory_order_release); }
+
+ private:
+  std::atomic<bool> m_flag{false};
+};
+
+/// The spawned tasks alive on one worker (see scheduler::track).
+struct worker_live_table : spin_lock {
+  std::vector<promise_base*> items;
+};
+
+struct pool_impl;
+
+/// One worker thread.
+struct worker {
+  pool_impl* pool = nullptr;
+  unsigned index = 0;
+  task_deque deque;
+  // ordering: the LIFO slot is taken with exchange by the owner and by thieves, so a task
+  // in it is run exactly once.
+  alignas(64) std::atomic<runnable*> lifo{nullptr};
+  runnable* yielded_head = nullptr;  // owner only: tasks that yielded, FIFO
+  runnable* yielded_tail = nullptr;
+  std::unique_ptr<event_loop> loop;  // io mode; created and destroyed on the worker thread
+  std::atomic<event_loop*> loop_ptr{nullptr};
+  alignas(64) std::atomic<std::uint32_t> park_word{0};  // cpu_bound mode
+  bool searching = false;
+  std::atomic<bool> unparked{false};
+  std::uint32_t rng = 0;
+  std::uint32_t tick = 0;
+  unsigned lifo_streak = 0;
+  worker_live_table live;
+  std::thread thread;
+
+  runnable* pop_yielded() noexcept {
+    runnable* r = yielded_head;
+    if (r != nullptr) {
+      yielded_head = r->m_next_runnable;
+      if (yielded_head == nullptr)
+        yielded_tail = nullptr;
+    }
+    return r;
+  }
+  void push_yielded(runnable* r) noexcept {
+    r->m_next_runnable = nullptr;
+    if (yielded_tail != nullptr)
+      yielded_tail->m_next_runnable = r;
+    else
+      yielded_head = r;
+    yielded_tail = r;
+  }
+  std::uint32_t next_random() noexcept {
+    std::uint32_t x = rng;
+    x ^= x << 13;
+    x ^= x >> 17;
+    x ^= x << 5;
+    return rng = x;
+  }
+};
+
+/// A registered submitter's queue: the submitter thread owns the deque (pushes), workers
+/// steal from it; a full deque spills into the injection queue. Queues live as long as the
+/// pool (a thief may still be looking at one) and are reused by later submitters.
+struct submitter_queue {
+  task_deque deque;
+  bool in_use = false;  // under submitters_mutex
+};
+
+/// The elastic pool behind spawn_blocking.
+struct blocking_pool {
+  std::mutex mutex;
+  std::condition_variable cv;
+  std::deque<std::function<void()>> jobs;
+  unsigned threads = 0;
+  unsigned idle = 0;
+  unsigned max_threads = 64;
+  bool stopping = false;
+  std::vector<std::thread> finished;  // exited threads still to join
+  std::vector<std::thread::id> running_ids;
+  std::condition_variable all_done;
+};
+
+struct pool_impl {
+  thread_pool* owner = nullptr;
+  pool_options opts;
+  std::vector<std::unique_ptr<worker>> workers;
+  sched::injection_queue inject;
+
+  // Idle accounting. ordering: seq_cst on these and on the queues' pushes (notify side)
+  // makes "push then read idle state" and "register sleeper then re-check queues" a
+  // Dekker pair: either the pusher sees the sleeper or the sleeper sees the work.
+  std::atomic<std::uint32_t> num_searching{0};
+  std::atomic<std::uint32_t> num_sleeping{0};
+  std::mutex sleepers_mutex;
+  std::vector<unsigned> sleepers;
+
+  static constexpr unsigned k_max_submitters = 64;
+  std::mutex submitters_mutex;
+  std::vector<std::unique_ptr<submitter_queue>> submitter_queues;  // under the mutex
+  // ordering: release-published; workers scan [0, submitter_count) with acquire loads.
+  std::atomic<submitter_queue*> submitter_slots[k_max_submitters] = {};
+  std::atomic<unsigned> submitter_count{0};
+
+  std::atomic<bool> stopping{false};
+  std::unique_ptr<std::latch> drained;   // every worker finished its I/O
+  std::unique_ptr<std::latch> released;  // the pool discarded what was left; workers may exit
+  blocking_pool blocking;
+
+  void notify_one() noexcept;
+  void unpark(worker& w) noexcept;
+  bool has_visible_work() noexcept;
+  void worker_main(worker& w);
+};
+
+extern thread_local worker* t_worker;
+
+}  // namespace saturn::detail

@@ -1,0 +1,304 @@
+// thread_pool: construction, submission paths, live-task tracking, and shutdown.
+//
+// Shutdown protocol:
+//   1. `stopping` is set and every worker is unparked; each worker leaves its loop and,
+//      on its own thread, cancels and waits for its ring's in-flight I/O (completions may
+//      still queue tasks: nothing is destroyed yet, since a frame on one worker's table
+//      may have I/O in flight on another worker's ring).
+//   2. When all rings are drained, the destructor (single-threaded now: workers wait)
+//      discards every queue — LIFO slots, deques, yielded lists, loops' run queues and
+//      timers, submitters, the injection queue — and then every task still alive in the
+//      live tables, until all are empty (destroying a frame may wake or free others).
+//   3. Workers destroy their loops on their own threads and exit; the destructor joins
+//      them, then the blocking pool.
+#include <saturn/sched/thread_pool.hpp>
+
+#include <sched.h>
+
+#include <stdexcept>
+
+#include "sched/pool_impl.hpp"
+
+namespace saturn {
+namespace detail {
+
+void futex_wait_while_zero(std::atomic<std::uint32_t>* word) noexcept {
+  while (word->load(std::memory_order_acquire) == 0)
+    futex_wait(word, 0);
+}
+void futex_wake_all(std::atomic<std::uint32_t>* word) noexcept { futex_wake(word, 1 << 30); }
+
+namespace {
+unsigned affinity_cpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
+    return static_cast<unsigned>(CPU_COUNT(&set));
+  return 1;
+}
+
+constexpr std::uint32_t k_worker_shift = 24;
+constexpr std::uint32_t k_slot_mask = (1u << k_worker_shift) - 1;
+
+void push_local(pool_impl& p, worker& w, runnable* r) noexcept {
+  if (!w.deque.push(r)) [[unlikely]] {
+    // Full: move the older half to the injection queue (other workers take it from there).
+    runnable* first = nullptr;
+    runnable* last = nullptr;
+    std::size_t n = 0;
+    for (; n < task_deque::capacity / 2; ++n) {
+      runnable* x = w.deque.steal();
+      if (x == nullptr)
+        break;
+      x->m_next_runnable = nullptr;
+      if (last != nullptr)
+        last->m_next_runnable = x;
+      else
+        first = x;
+      last = x;
+    }
+    if (n != 0)
+      p.inject.push_list(first, last, n);
+    if (!w.deque.push(r))
+      p.inject.push(r);
+  }
+}
+
+void discard(runnable* r) noexcept { r->m_fn(r, run_mode::discard); }
+}  // namespace
+}  // namespace detail
+
+thread_pool::thread_pool(const pool_options& opts) : m_impl(std::make_unique<detail::pool_impl>()) {
+  detail::pool_impl& p = *m_impl;
+  p.owner = this;
+  p.opts = opts;
+  const unsigned n = opts.threads != 0 ? opts.threads : detail::affinity_cpus();
+  if (n > 255)
+    throw std::invalid_argument("saturn: thread_pool supports at most 255 workers");
+  p.blocking.max_threads = opts.max_blocking_threads == 0 ? 1 : opts.max_blocking_threads;
+  p.drained = std::make_unique<std::latch>(n);
+  p.released = std::make_unique<std::latch>(1);
+  m_root.sched = this;
+  for (unsigned i = 0; i < n; ++i) {
+    auto w = std::make_unique<detail::worker>();
+    w->pool = &p;
+    w->index = i;
+    w->rng = 0x9E3779B9u * (i + 1);
+    p.workers.push_back(std::move(w));
+  }
+  // io mode: each loop is created on its worker thread (SINGLE_ISSUER); a setup failure
+  // there is reported here, on the constructing thread.
+  std::latch started(n);
+  std::vector<std::exception_ptr> errors(n);
+  for (unsigned i = 0; i < n; ++i) {
+    detail::worker& w = *p.workers[i];
+    w.thread = std::thread([this, &p, &w, &started, &errors, i] {
+      set_current(this);
+      try {
+        if (p.opts.mode == pool_mode::io) {
+          w.loop = std::make_unique<event_loop>(p.opts.loop);
+          w.loop->add_keep_alive();
+          w.loop_ptr.store(w.loop.get(), std::memory_order_release);
+        }
+      } catch (...) {
+        errors[i] = std::current_exception();
+      }
+      const bool ok = !errors[i];
+      started.count_down();
+      if (!ok) {
+        p.drained->count_down();
+        p.released->wait();
+        return;
+      }
+      p.worker_main(w);
+    });
+  }
+  started.wait();
+  for (auto& e : errors) {
+    if (e) {
+      p.stopping.store(true);
+      for (auto& w : p.workers)
+        p.unpark(*w);
+      p.drained->wait();
+      p.released->count_down();
+      for (auto& w : p.workers)
+        w->thread.join();
+      std::rethrow_exception(e);
+    }
+  }
+}
+
+thread_pool::~thread_pool() {
+  detail::pool_impl& p = *m_impl;
+  // 1. Stop and let every worker drain its ring.
+  p.stopping.store(true, std::memory_order_seq_cst);
+  for (auto& w : p.workers)
+    p.unpark(*w);
+  p.drained->wait();
+  // 2. Discard everything queued, then everything still alive, until nothing is left.
+  for (bool again = true; again;) {
+    again = false;
+    for (auto& wp : p.workers) {
+      detail::worker& w = *wp;
+      if (runnable* r = w.lifo.exchange(nullptr)) {
+        detail::discard(r);
+        again = true;
+      }
+      while (runnable* r = w.deque.steal()) {
+        detail::discard(r);
+        again = true;
+      }
+      while (runnable* r = w.pop_yielded()) {
+        detail::discard(r);
+        again = true;
+      }
+      if (w.loop)
+        w.loop->discard_all();
+    }
+    const unsigned nsub = p.submitter_count.load();
+    for (unsigned i = 0; i < nsub; ++i)
+      if (detail::submitter_queue* q = p.submitter_slots[i].load())
+        while (runnable* r = q->deque.steal()) {
+          detail::discard(r);
+          again = true;
+        }
+    runnable* first = nullptr;
+    while (p.inject.pop_batch(1024, &first) != 0) {
+      while (first != nullptr) {
+        runnable* next = first->m_next_runnable;
+        detail::discard(first);
+        first = next;
+      }
+      again = true;
+    }
+    for (auto& wp : p.workers) {
+      for (;;) {
+        detail::promise_base* t = nullptr;
+        {
+          std::lock_guard lock(wp->live);
+          if (!wp->live.items.empty())
+            t = wp->live.items.back();
+        }
+        if (t == nullptr)
+          break;
+        t->m_fn(t, run_mode::discard);  // spawned_entry: untrack + abandon
+        again = true;
+      }
+    }
+  }
+  // 3. Workers destroy their loops and exit.
+  p.released->count_down();
+  for (auto& w : p.workers)
+    w->thread.join();
+  // The blocking pool: wait for running calls, join its threads.
+  {
+    std::unique_lock lock(p.blocking.mutex);
+    p.blocking.stopping = true;
+    p.blocking.cv.notify_all();
+    p.blocking.all_done.wait(lock, [&] { return p.blocking.threads == 0; });
+  }
+  for (auto& t : p.blocking.finished)
+    t.join();
+}
+
+unsigned thread_pool::threads() const noexcept { return static_cast<unsigned>(m_impl->workers.size()); }
+pool_mode thread_pool::mode() const noexcept { return m_impl->opts.mode; }
+
+void thread_pool::schedule(runnable* r) noexcept {
+  detail::pool_impl& p = *m_impl;
+  detail::worker* w = detail::t_worker;
+  if (w != nullptr && w->pool == &p) {
+    detail::push_local(p, *w, r);
+  } else {
+    p.inject.push(r);
+  }
+  p.notify_one();
+}
+
+void thread_pool::spawn(runnable* r) noexcept {
+  detail::pool_impl& p = *m_impl;
+  detail::worker* w = detail::t_worker;
+  if (w != nullptr && w->pool == &p) {
+    // The newest spawn runs next on this worker (cache-hot); the one it displaces goes to
+    // the deque where others can steal it.
+    if (runnable* old = w->lifo.exchange(r, std::memory_order_acq_rel))
+      detail::push_local(p, *w, old);
+  } else {
+    p.inject.push(r);
+  }
+  p.notify_one();
+}
+
+void thread_pool::spawn_runnable(runnable* r) noexcept { spawn(r); }
+
+void thread_pool::yield(runnable* r) noexcept {
+  detail::worker* w = detail::t_worker;
+  if (w != nullptr && w->pool == m_impl.get())
+    w->push_yielded(r);
+  else
+    schedule(r);
+}
+
+void thread_pool::track(detail::promise_base* t) noexcept {
+  detail::worker* w = detail::t_worker;
+  if (w == nullptr || w->pool != m_impl.get())
+    w = m_impl->workers[0].get();  // only at shutdown or from outside: any table will do
+  std::lock_guard lock(w->live);
+  t->m_live_index = (w->index << detail::k_worker_shift) | static_cast<std::uint32_t>(w->live.items.size());
+  w->live.items.push_back(t);
+}
+
+void thread_pool::untrack(detail::promise_base* t) noexcept {
+  const std::uint32_t idx = t->m_live_index;
+  if (idx == detail::live_table::npos)
+    return;
+  detail::worker& w = *m_impl->workers[idx >> detail::k_worker_shift];
+  std::lock_guard lock(w.live);
+  // lifetime: re-read under the lock; a concurrent swap-remove may have moved this task.
+  const std::uint32_t slot = t->m_live_index & detail::k_slot_mask;
+  detail::promise_base* last = w.live.items.back();
+  w.live.items[slot] = last;
+  last->m_live_index = (w.index << detail::k_worker_shift) | slot;
+  w.live.items.pop_back();
+  t->m_live_index = detail::live_table::npos;
+}
+
+thread_pool::submitter thread_pool::register_submitter() {
+  detail::pool_impl& p = *m_impl;
+  std::lock_guard lock(p.submitters_mutex);
+  for (auto& q : p.submitter_queues) {
+    if (!q->in_use) {
+      q->in_use = true;
+      return submitter(&p, q.get(), &m_root);
+    }
+  }
+  const unsigned n = p.submitter_count.load(std::memory_order_relaxed);
+  if (n == detail::pool_impl::k_max_submitters)
+    return submitter(&p, nullptr, &m_root);  // falls back to the injection queue
+  auto q = std::make_unique<detail::submitter_queue>();
+  q->in_use = true;
+  detail::submitter_queue* raw = q.get();
+  p.submitter_queues.push_back(std::move(q));
+  p.submitter_slots[n].store(raw, std::memory_order_release);
+  p.submitter_count.store(n + 1, std::memory_order_release);
+  return submitter(&p, raw, &m_root);
+}
+
+thread_pool::submitter::submitter(submitter&& o) noexcept
+    : m_impl(std::exchange(o.m_impl, nullptr)), m_queue(o.m_queue), m_root(o.m_root) {}
+
+thread_pool::submitter::~submitter() {
+  if (m_impl == nullptr || m_queue == nullptr)
+    return;
+  std::lock_guard lock(m_impl->submitters_mutex);
+  static_cast<detail::submitter_queue*>(m_queue)->in_use = false;  // its items are still stolen
+}
+
+void thread_pool::submitter::submit(runnable* r) noexcept {
+  auto* q = static_cast<detail::submitter_queue*>(m_queue);
+  if (q == nullptr || !q->deque.push(r))
+    m_impl->inject.push(r);
+  m_impl->notify_one();
+}
+
+}  // namespace saturn

@@ -1,0 +1,278 @@
+// A worker's loop: find work (see the order in pool_impl.hpp), run it, search, park.
+#include <ctime>
+
+#include "sched/pool_impl.hpp"
+
+namespace saturn::detail {
+
+thread_local worker* t_worker = nullptr;
+
+namespace {
+constexpr std::uint32_t k_event_interval = 61;  // poll I/O and the injection queue
+constexpr std::uint32_t k_fair_interval = 31;   // take the oldest local task instead
+constexpr unsigned k_max_lifo_streak = 3;
+constexpr std::size_t k_inject_batch = 32;
+
+inline void run_one(runnable* r) noexcept { r->m_fn(r, run_mode::run); }
+
+std::int64_t now_ns() noexcept {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return std::int64_t(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+runnable* next_local(worker& w) noexcept {
+  if (w.lifo_streak < k_max_lifo_streak) {
+    if (runnable* r = w.lifo.exchange(nullptr, std::memory_order_acquire)) {
+      ++w.lifo_streak;
+      return r;
+    }
+  }
+  w.lifo_streak = 0;
+  if (w.tick % k_fair_interval == 0) {
+    if (runnable* r = w.deque.steal())
+      return r;
+  }
+  if (runnable* r = w.deque.pop())
+    return r;
+  if (runnable* r = w.lifo.exchange(nullptr, std::memory_order_acquire))
+    return r;
+  return w.pop_yielded();
+}
+
+/// Moves a batch from the injection queue into the worker; returns one to run.
+runnable* take_injected(pool_impl& p, worker& w) noexcept {
+  const std::size_t hint = p.inject.size_hint();
+  if (hint == 0)
+    return nullptr;
+  std::size_t want = hint / p.workers.size() + 1;
+  if (want > k_inject_batch)
+    want = k_inject_batch;
+  runnable* first = nullptr;
+  if (p.inject.pop_batch(want, &first) == 0)
+    return nullptr;
+  runnable* rest = first->m_next_runnable;
+  while (rest != nullptr) {
+    runnable* next = rest->m_next_runnable;
+    if (!w.deque.push(rest)) {
+      // lifetime: the deque is full; the remainder goes back (order within it kept).
+      runnable* last = rest;
+      std::size_t n = 1;
+      while (last->m_next_runnable != nullptr) {
+        last = last->m_next_runnable;
+        ++n;
+      }
+      p.inject.push_list(rest, last, n);
+      break;
+    }
+    rest = next;
+  }
+  return first;
+}
+
+runnable* steal_work(pool_impl& p, worker& w, bool include_lifo) noexcept {
+  const unsigned nsub = p.submitter_count.load(std::memory_order_acquire);
+  for (unsigned i = 0; i < nsub; ++i) {
+    submitter_queue* q = p.submitter_slots[i].load(std::memory_order_acquire);
+    if (q != nullptr) {
+      if (runnable* r = q->deque.steal_half_into(w.deque))
+        return r;
+    }
+  }
+  const std::size_t n = p.workers.size();
+  const std::size_t start = w.next_random() % n;
+  for (std::size_t k = 0; k < n; ++k) {
+    worker& v = *p.workers[(start + k) % n];
+    if (&v == &w)
+      continue;
+    if (runnable* r = v.deque.steal_half_into(w.deque))
+      return r;
+    if (include_lifo && v.lifo.load(std::memory_order_relaxed) != nullptr) {
+      if (runnable* r = v.lifo.exchange(nullptr, std::memory_order_acquire))
+        return r;
+    }
+  }
+  return nullptr;
+}
+
+runnable* find_work(pool_impl& p, worker& w, bool include_lifo) noexcept {
+  if (runnable* r = take_injected(p, w))
+    return r;
+  return steal_work(p, w, include_lifo);
+}
+
+void begin_search(pool_impl& p, worker& w) noexcept {
+  if (w.searching)
+    return;
+  // At most half the workers search at once (Tokio's rule): more only burn CPU.
+  const std::uint32_t limit = static_cast<std::uint32_t>((p.workers.size() + 1) / 2);
+  if (p.num_searching.load(std::memory_order_relaxed) >= limit)
+    return;
+  p.num_searching.fetch_add(1, std::memory_order_seq_cst);
+  w.searching = true;
+}
+
+void end_search(pool_impl& p, worker& w) noexcept {
+  if (!w.searching)
+    return;
+  w.searching = false;
+  // The last searcher found work: wake another so the search continues (chained wakes).
+  if (p.num_searching.fetch_sub(1, std::memory_order_seq_cst) == 1)
+    p.notify_one();
+}
+
+/// Removes `w` from the sleeper list if it is still there.
+void leave_sleepers(pool_impl& p, worker& w) noexcept {
+  {
+    std::lock_guard lock(p.sleepers_mutex);
+    for (std::size_t i = 0; i < p.sleepers.size(); ++i) {
+      if (p.sleepers[i] == w.index) {
+        p.sleepers[i] = p.sleepers.back();
+        p.sleepers.pop_back();
+        p.num_sleeping.fetch_sub(1, std::memory_order_seq_cst);
+        break;
+      }
+    }
+  }
+  // Unparked: the unparker counted us as searching.
+  if (w.unparked.exchange(false, std::memory_order_acq_rel)) {
+    w.searching = true;
+    w.park_word.store(0, std::memory_order_relaxed);
+  }
+}
+
+void park(pool_impl& p, worker& w) {
+  {
+    std::lock_guard lock(p.sleepers_mutex);
+    p.sleepers.push_back(w.index);
+    p.num_sleeping.fetch_add(1, std::memory_order_seq_cst);
+  }
+  // ordering: seq_cst fence: registering as a sleeper happens before re-reading the
+  // queues, pairing with notify_one's fence after a push (Dekker).
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (!p.has_visible_work() && !p.stopping.load(std::memory_order_seq_cst)) {
+    if (w.loop) {
+      w.loop->run_once(true);  // sleeps in the ring: I/O, a timer, or notify() ends it
+    } else {
+      while (w.park_word.load(std::memory_order_acquire) == 0 && !p.stopping.load(std::memory_order_acquire))
+        futex_wait(&w.park_word, 0);
+    }
+  }
+  leave_sleepers(p, w);
+}
+
+}  // namespace
+
+bool pool_impl::has_visible_work() noexcept {
+  if (!inject.empty_hint())
+    return true;
+  for (auto& wp : workers) {
+    if (wp->deque.size_approx() != 0 || wp->lifo.load(std::memory_order_relaxed) != nullptr)
+      return true;
+  }
+  const unsigned nsub = submitter_count.load(std::memory_order_acquire);
+  for (unsigned i = 0; i < nsub; ++i) {
+    submitter_queue* q = submitter_slots[i].load(std::memory_order_acquire);
+    if (q != nullptr && q->deque.size_approx() != 0)
+      return true;
+  }
+  return false;
+}
+
+void pool_impl::notify_one() noexcept {
+  // ordering: the work was pushed before this fence; a parking worker registered before
+  // its own fence. One of us sees the other (see park()).
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (num_searching.load(std::memory_order_relaxed) != 0 || num_sleeping.load(std::memory_order_relaxed) == 0)
+    return;
+  unsigned id;
+  {
+    std::lock_guard lock(sleepers_mutex);
+    if (sleepers.empty())
+      return;
+    id = sleepers.back();
+    sleepers.pop_back();
+    num_sleeping.fetch_sub(1, std::memory_order_seq_cst);
+    num_searching.fetch_add(1, std::memory_order_seq_cst);
+  }
+  unpark(*workers[id]);
+}
+
+void pool_impl::unpark(worker& w) noexcept {
+  w.unparked.store(true, std::memory_order_release);
+  if (event_loop* l = w.loop_ptr.load(std::memory_order_acquire)) {
+    l->notify();
+  } else {
+    w.park_word.store(1, std::memory_order_release);
+    futex_wake(&w.park_word, 1);
+  }
+}
+
+void pool_impl::worker_main(worker& w) {
+  t_worker = &w;  // the loop (io mode) was created by the thread's start routine
+  const std::int64_t spin_ns = std::int64_t(opts.spin_before_park_us) * 1000;
+  while (!stopping.load(std::memory_order_relaxed)) {
+    ++w.tick;
+    runnable* r = nullptr;
+    if (w.tick % k_event_interval == 0) {
+      if (w.loop)
+        w.loop->run_once(false);
+      r = take_injected(*this, w);
+      if (r == nullptr)
+        r = w.pop_yielded();
+    }
+    if (r == nullptr)
+      r = next_local(w);
+    if (r == nullptr && w.loop) {
+      w.loop->run_once(false);
+      r = next_local(w);
+    }
+    if (r == nullptr)
+      r = find_work(*this, w, false);
+    if (r != nullptr) {
+      end_search(*this, w);
+      run_one(r);
+      continue;
+    }
+    // Idle: search for a while (PAUSE between rounds), then park.
+    begin_search(*this, w);
+    const std::int64_t until = now_ns() + spin_ns;
+    bool found = false;
+    for (unsigned round = 0; !stopping.load(std::memory_order_relaxed); ++round) {
+      for (int i = 0; i < 64; ++i)
+        cpu_relax();
+      if (w.loop) {
+        w.loop->run_once(false);
+        r = next_local(w);
+      }
+      if (r == nullptr)
+        r = find_work(*this, w, round > 0);
+      if (r != nullptr) {
+        found = true;
+        break;
+      }
+      if ((round & 15) == 15 && now_ns() >= until)
+        break;
+    }
+    if (found) {
+      end_search(*this, w);
+      run_one(r);
+      continue;
+    }
+    end_search(*this, w);
+    park(*this, w);
+  }
+  // Shutdown, phase 1 (this thread): cancel and wait for this ring's in-flight I/O while
+  // every frame it points into is still alive.
+  if (w.loop)
+    w.loop->drain_io();
+  drained->count_down();
+  // Phase 2 happens in ~thread_pool: it discards every queue and every live task.
+  released->wait();
+  // Phase 3: the loop goes away on its own thread (the ring is SINGLE_ISSUER).
+  w.loop_ptr.store(nullptr, std::memory_order_release);
+  w.loop.reset();
+  t_worker = nullptr;
+}
+
+}  // namespace saturn::detail
