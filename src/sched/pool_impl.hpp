@@ -155,6 +155,15 @@ struct pool_impl {
   blocking_pool blocking;
 
   void notify_one() noexcept;
+  /// notify_one for work pushed by a worker onto its own queues: no fence. If the check
+  /// races with a worker going to sleep, the pushing worker still runs the task itself,
+  /// so only parallelism can be lost for a moment, never progress (the fence on this path
+  /// would cost every spawn ~10 ns).
+  void notify_from_worker() noexcept {
+    if (num_sleeping.load(std::memory_order_relaxed) == 0 || num_searching.load(std::memory_order_relaxed) != 0)
+      return;
+    notify_one();
+  }
   void unpark(worker& w) noexcept;
   bool has_visible_work() noexcept;
   void worker_main(worker& w);

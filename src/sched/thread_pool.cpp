@@ -209,10 +209,11 @@ void thread_pool::schedule(runnable* r) noexcept {
   detail::worker* w = detail::t_worker;
   if (w != nullptr && w->pool == &p) {
     detail::push_local(p, *w, r);
+    p.notify_from_worker();
   } else {
     p.inject.push(r);
+    p.notify_one();
   }
-  p.notify_one();
 }
 
 void thread_pool::spawn(runnable* r) noexcept {
@@ -223,10 +224,11 @@ void thread_pool::spawn(runnable* r) noexcept {
     // the deque where others can steal it.
     if (runnable* old = w->lifo.exchange(r, std::memory_order_acq_rel))
       detail::push_local(p, *w, old);
+    p.notify_from_worker();
   } else {
     p.inject.push(r);
+    p.notify_one();
   }
-  p.notify_one();
 }
 
 void thread_pool::spawn_runnable(runnable* r) noexcept { spawn(r); }

@@ -6,19 +6,20 @@
 // --------
 // Logical indices run upwards without bound (stored mod 2^32); index i lives in slot
 // i % Capacity. Live items are [top, bottom). `bottom` is written only by the owner.
-// `top` is one 64-bit word {index:32, tag:32}; every change to it is a CAS. Thieves CAS
-// {t, g} -> {t + n, g} to claim the n oldest items [t, t + n). The owner never moves the
-// index; it adds 1 to the tag (fetch_add) to make every thief CAS that read an older top
-// fail.
-// K = MaxBatch bounds every claim: 1 <= n <= K.
+// `top` is one 64-bit word {index:32, tag:32}, changed only by RMWs. Thieves CAS
+// {t, g} -> {t + n, g} to claim the n oldest items [t, t + n); K = MaxBatch bounds every
+// claim, 1 <= n <= K. The owner never moves the index; it adds 1 to the tag (fetch_add),
+// which makes every thief CAS based on an older top fail.
 //
 // push (owner):  write slot b; bottom = b + 1 (release). Full when b - top == Capacity.
 // steal (thief): t = top (acquire); seq_cst fence; b = bottom (acquire); if t < b: read the
 //                items [t, t + n), then CAS top {t, g} -> {t + n, g}; on failure start over.
 //                steal() has n = 1; steal_half_into has n = min(K, ceil((b - t) / 2), room).
-// pop (owner):   b = bottom - 1; bottom = b (release); then either
-//                far path:  seq_cst fence; t = top; if b - t >= K take slot b with no CAS;
-//                near path (b - t < K): {t, g} = fetch_add(top, tag 1); if t <= b take
+// pop (owner):   b = bottom - 1; t = top (relaxed hint: top only grows, so t > b means
+//                empty); bottom = b (release); then
+//                far path (b - t >= K): seq_cst fence; t = top; if still b - t >= K take
+//                slot b with no RMW, else go on to the near path;
+//                near path: {t, g} = fetch_add(top, tag 1), no fence needed; if t <= b take
 //                slot b, else thieves took it meanwhile (t == b + 1): restore bottom = b + 1.
 // push, steal and the far path are Lê, Pop, Cohen, Zappa Nardelli, "Correct and Efficient
 // Work-Stealing for Weak Memory Models" (PPoPP 2013), with the same seq_cst fences. Their
@@ -36,9 +37,9 @@
 // P that takes index j. Thieves never overlap each other: their CASes form a chain on one
 // word and each moves the index past what it claimed.
 //  - P on the far path (store bottom = j; fence F_P; read top = t_P; j - t_P >= K):
-//    if F_T precedes F_P in the seq_cst order S, P's read of top is not older than T1's,
-//    so t_P >= t and j >= t + K >= t + n: j is outside the claim. If F_P precedes F_T,
-//    T3 sees P's bottom = j or a later owner store.
+//    if F_T precedes F_P in the seq_cst order S, P's read of top is not older than T1's
+//    ([atomics.order], coherence-ordered-before), so t_P >= t and j >= t + K >= t + n: j
+//    is outside the claim. If F_P precedes F_T, T3 sees P's bottom = j or a later store.
 //  - P on the near path (store bottom = j; RMW C_P on top reads index t_P <= j): if the
 //    thief's CAS comes first in top's modification order, t_P >= t + n, so j is outside
 //    the claim. Else C_P comes first; top's values never repeat (index and tag only
@@ -57,8 +58,8 @@
 // {index, tag}: 2^32 near-path pops and 2^32 stolen items while it sleeps.
 //
 // Cost: push is plain stores; pop is one seq_cst fence (far) or one locked add (near: at
-// most K items left; plain Chase-Lev pays a CAS for its last item); steal is a fence and
-// a CAS. The owner never retries.
+// most K items left; plain Chase-Lev pays fence + CAS for its last item); steal is a fence
+// and a CAS. The owner never loops.
 
 #include "saturn/detail/atomic.hpp"
 
@@ -74,7 +75,8 @@ namespace saturn::sched {
 /// steal_half_into (as owner of the destination); any thread may call steal,
 /// steal_half_into (as thief of `*this`) and size_approx. Nothing blocks or allocates;
 /// every operation is lock-free. Capacity is a power of two; a steal moves at most
-/// MaxBatch items, and pops with fewer than MaxBatch + 1 items left cost a CAS.
+/// MaxBatch items, and a pop with at most MaxBatch items left costs a locked RMW on the
+/// thieves' cache line instead of a fence (a larger MaxBatch means more such pops).
 template <class T, std::size_t Capacity, std::size_t MaxBatch = Capacity / 2>
 class work_deque {
   static_assert(Capacity >= 2 && (Capacity & (Capacity - 1)) == 0, "Capacity must be a power of two >= 2");
@@ -119,7 +121,7 @@ public:
     std::uint64_t t = m_top.load(std::memory_order_relaxed);
     if (distance(b, t) < 0) return nullptr;
     // ordering: release, so a thief reading this value still synchronizes with the pushes
-    // before it (Lê et al.'s push fence); seen by thieves via the fence or CAS that follows.
+    // before it (Lê et al.'s push fence); seen by thieves via the fence or RMW that follows.
     m_bottom.store(b, std::memory_order_release);
     if (distance(b, t) >= static_cast<std::int32_t>(MaxBatch)) {
       // ordering: seq_cst fence between our bottom store and top load (Lê et al.'s take):
@@ -234,7 +236,7 @@ private:
 
   detail::atomic<T*>& slot(std::uint32_t i) noexcept { return m_slots[i & (Capacity - 1)]; }
 
-  alignas(detail::cache_line) detail::atomic<std::uint64_t> m_top;    // thieves' CAS + owner's near-path CAS
+  alignas(detail::cache_line) detail::atomic<std::uint64_t> m_top;    // thieves' CAS, owner's near-path fetch_add
   alignas(detail::cache_line) detail::atomic<std::uint32_t> m_bottom; // written by the owner only
   alignas(detail::cache_line) detail::atomic<T*> m_slots[Capacity]{};
 };

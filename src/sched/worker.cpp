@@ -149,7 +149,7 @@ void park(pool_impl& p, worker& w) {
   }
   // ordering: seq_cst fence: registering as a sleeper happens before re-reading the
   // queues, pairing with notify_one's fence after a push (Dekker).
-  std::atomic_thread_fence(std::memory_order_seq_cst);
+  thread_fence(std::memory_order_seq_cst);
   if (!p.has_visible_work() && !p.stopping.load(std::memory_order_seq_cst)) {
     if (w.loop) {
       w.loop->run_once(true);  // sleeps in the ring: I/O, a timer, or notify() ends it
@@ -182,7 +182,7 @@ bool pool_impl::has_visible_work() noexcept {
 void pool_impl::notify_one() noexcept {
   // ordering: the work was pushed before this fence; a parking worker registered before
   // its own fence. One of us sees the other (see park()).
-  std::atomic_thread_fence(std::memory_order_seq_cst);
+  thread_fence(std::memory_order_seq_cst);
   if (num_searching.load(std::memory_order_relaxed) != 0 || num_sleeping.load(std::memory_order_relaxed) == 0)
     return;
   unsigned id;
