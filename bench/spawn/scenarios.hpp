@@ -12,7 +12,4 @@ void suspended_100k(const bench::args& a, const char* self);
 int suspended_child(const bench::args& a);
 void yield_pingpong(const bench::args& a);
 
-/// The runtime the suite measures, with a.threads workers.
-int effective_threads(const bench::args& a);
-
 }  // namespace spawn_bench

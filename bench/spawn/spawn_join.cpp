@@ -25,15 +25,9 @@ saturn::task<std::pair<double, std::uint64_t>> driver() {
 }
 }  // namespace
 
-int effective_threads(const bench::args& a) {
-  if (a.threads != 1)
-    std::fprintf(stderr, "saturn-bench-spawn: the multi-threaded scheduler is not built yet; running 1 thread\n");
-  return 1;
-}
-
 void spawn_join_1m(const bench::args& a) {
-  const int threads = effective_threads(a);
-  saturn::runtime rt;
+  const int threads = a.threads;
+  saturn::thread_pool rt(saturn::pool_options{.threads = static_cast<unsigned>(threads)});
   std::uint64_t sum = 0;
   auto walls = bench::run_samples<double>(a, [&]() -> double {
     auto [wall, s] = rt.block_on(driver());
