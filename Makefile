@@ -1,5 +1,5 @@
 # Thin front over CMake presets. `make test` and `make bench` are the two commands.
-.PHONY: test bench build release asan-ubsan tsan clang stress fuzz clean
+.PHONY: test bench build release asan-ubsan tsan clang clang-release stress clean
 
 JOBS ?= 2
 
@@ -25,6 +25,12 @@ asan-ubsan tsan clang-release:
 	cmake --preset $@ >/dev/null && cmake --build --preset $@ -j $(JOBS) && ctest --preset $@
 
 clang: clang-release
+
+# The stress tests 20 times in a row; any failure fails the target.
+stress:
+	cmake --preset release >/dev/null
+	cmake --build --preset release -j $(JOBS)
+	for i in $$(seq 1 20); do ctest --test-dir build/release -L stress --output-on-failure || exit 1; done
 
 clean:
 	rm -rf build

@@ -132,14 +132,14 @@ struct pool_impl {
   thread_pool* owner = nullptr;
   pool_options opts;
   std::vector<std::unique_ptr<worker>> workers;
-  sched::injection_queue inject;
+  alignas(128) sched::injection_queue inject;
 
   // Idle accounting. ordering: seq_cst on these and on the queues' pushes (notify side)
   // makes "push then read idle state" and "register sleeper then re-check queues" a
   // Dekker pair: either the pusher sees the sleeper or the sleeper sees the work.
-  std::atomic<std::uint32_t> num_searching{0};
+  alignas(128) std::atomic<std::uint32_t> num_searching{0};
   std::atomic<std::uint32_t> num_sleeping{0};
-  std::mutex sleepers_mutex;
+  alignas(128) std::mutex sleepers_mutex;
   std::vector<unsigned> sleepers;
 
   static constexpr unsigned k_max_submitters = 64;
@@ -170,5 +170,7 @@ struct pool_impl {
 };
 
 extern thread_local worker* t_worker;
+
+void spill_half(pool_impl& p, task_deque& d) noexcept;
 
 }  // namespace saturn::detail

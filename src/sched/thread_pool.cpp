@@ -15,6 +15,8 @@
 
 #include <sched.h>
 
+#include <cstdio>
+#include <cstdlib>
 #include <stdexcept>
 
 #include "sched/pool_impl.hpp"
@@ -28,6 +30,13 @@ void futex_wait_while_zero(std::atomic<std::uint32_t>* word) noexcept {
 }
 void futex_wake_all(std::atomic<std::uint32_t>* word) noexcept { futex_wake(word, 1 << 30); }
 
+void die_block_on_from_worker() noexcept {
+  std::fprintf(stderr,
+               "saturn: thread_pool::block_on called from one of the pool's own workers: it would block the "
+               "worker (and can deadlock the pool). Inside a task, co_await the task instead.\n");
+  std::abort();
+}
+
 namespace {
 unsigned affinity_cpus() {
   cpu_set_t set;
@@ -40,25 +49,32 @@ unsigned affinity_cpus() {
 constexpr std::uint32_t k_worker_shift = 24;
 constexpr std::uint32_t k_slot_mask = (1u << k_worker_shift) - 1;
 
+}  // namespace
+
+/// Moves the older half of a full deque to the injection queue with one locked push.
+void spill_half(pool_impl& p, task_deque& d) noexcept {
+  runnable* first = nullptr;
+  runnable* last = nullptr;
+  std::size_t n = 0;
+  for (; n < task_deque::capacity / 2; ++n) {
+    runnable* x = d.steal();
+    if (x == nullptr)
+      break;
+    x->m_next_runnable = nullptr;
+    if (last != nullptr)
+      last->m_next_runnable = x;
+    else
+      first = x;
+    last = x;
+  }
+  if (n != 0)
+    p.inject.push_list(first, last, n);
+}
+
+namespace {
 void push_local(pool_impl& p, worker& w, runnable* r) noexcept {
   if (!w.deque.push(r)) [[unlikely]] {
-    // Full: move the older half to the injection queue (other workers take it from there).
-    runnable* first = nullptr;
-    runnable* last = nullptr;
-    std::size_t n = 0;
-    for (; n < task_deque::capacity / 2; ++n) {
-      runnable* x = w.deque.steal();
-      if (x == nullptr)
-        break;
-      x->m_next_runnable = nullptr;
-      if (last != nullptr)
-        last->m_next_runnable = x;
-      else
-        first = x;
-      last = x;
-    }
-    if (n != 0)
-      p.inject.push_list(first, last, n);
+    spill_half(p, w.deque);  // other workers take it from the injection queue
     if (!w.deque.push(r))
       p.inject.push(r);
   }
@@ -201,6 +217,10 @@ thread_pool::~thread_pool() {
     t.join();
 }
 
+bool thread_pool::on_worker_thread() const noexcept {
+  return detail::t_worker != nullptr && detail::t_worker->pool == m_impl.get();
+}
+
 unsigned thread_pool::threads() const noexcept { return static_cast<unsigned>(m_impl->workers.size()); }
 pool_mode thread_pool::mode() const noexcept { return m_impl->opts.mode; }
 
@@ -298,8 +318,15 @@ thread_pool::submitter::~submitter() {
 
 void thread_pool::submitter::submit(runnable* r) noexcept {
   auto* q = static_cast<detail::submitter_queue*>(m_queue);
-  if (q == nullptr || !q->deque.push(r))
+  if (q == nullptr) {
     m_impl->inject.push(r);
+  } else if (!q->deque.push(r)) [[unlikely]] {
+    // Full: the older half moves to the injection queue in one locked step, so the oldest
+    // tasks are not left waiting behind newer ones.
+    detail::spill_half(*m_impl, q->deque);
+    if (!q->deque.push(r))
+      m_impl->inject.push(r);
+  }
   m_impl->notify_one();
 }
 

@@ -22,7 +22,7 @@ std::int64_t now_ns() noexcept {
 }
 
 runnable* next_local(worker& w) noexcept {
-  if (w.lifo_streak < k_max_lifo_streak) {
+  if (w.lifo_streak < k_max_lifo_streak && w.lifo.load(std::memory_order_relaxed) != nullptr) {
     if (runnable* r = w.lifo.exchange(nullptr, std::memory_order_acquire)) {
       ++w.lifo_streak;
       return r;
@@ -35,8 +35,10 @@ runnable* next_local(worker& w) noexcept {
   }
   if (runnable* r = w.deque.pop())
     return r;
-  if (runnable* r = w.lifo.exchange(nullptr, std::memory_order_acquire))
-    return r;
+  if (w.lifo.load(std::memory_order_relaxed) != nullptr) {
+    if (runnable* r = w.lifo.exchange(nullptr, std::memory_order_acquire))
+      return r;
+  }
   return w.pop_yielded();
 }
 
@@ -72,8 +74,9 @@ runnable* take_injected(pool_impl& p, worker& w) noexcept {
 
 runnable* steal_work(pool_impl& p, worker& w, bool include_lifo) noexcept {
   const unsigned nsub = p.submitter_count.load(std::memory_order_acquire);
-  for (unsigned i = 0; i < nsub; ++i) {
-    submitter_queue* q = p.submitter_slots[i].load(std::memory_order_acquire);
+  const unsigned sub_start = nsub != 0 ? w.next_random() % nsub : 0;
+  for (unsigned k = 0; k < nsub; ++k) {
+    submitter_queue* q = p.submitter_slots[(sub_start + k) % nsub].load(std::memory_order_acquire);
     if (q != nullptr) {
       if (runnable* r = q->deque.steal_half_into(w.deque))
         return r;
@@ -234,9 +237,11 @@ void pool_impl::worker_main(worker& w) {
       run_one(r);
       continue;
     }
-    // Idle: search for a while (PAUSE between rounds), then park.
+    // Idle: search for a while (PAUSE between rounds), then park. Only searchers spin (at
+    // most half the workers): the others park at once and leave the CPU to whoever
+    // produces the work.
     begin_search(*this, w);
-    const std::int64_t until = now_ns() + spin_ns;
+    const std::int64_t until = now_ns() + (w.searching ? spin_ns : 0);
     bool found = false;
     for (unsigned round = 0; !stopping.load(std::memory_order_relaxed); ++round) {
       for (int i = 0; i < 64; ++i)

@@ -139,6 +139,8 @@ class thread_pool final : public scheduler {
 
   /// Number of workers.
   unsigned threads() const noexcept;
+  /// True when the calling thread is one of this pool's workers.
+  bool on_worker_thread() const noexcept;
   /// The mode the pool was built in.
   pool_mode mode() const noexcept;
   /// Queues a runnable as a new unit of work (stealable); any thread.
@@ -163,6 +165,7 @@ namespace detail {
 
 void futex_wait_while_zero(std::atomic<std::uint32_t>* word) noexcept;
 void futex_wake_all(std::atomic<std::uint32_t>* word) noexcept;
+[[noreturn]] void die_block_on_from_worker() noexcept;
 
 /// Completion state shared by block_on's caller and the task.
 template <class T>
@@ -175,10 +178,13 @@ template <class T>
 task<void> pool_block_on_driver(task<T> t, block_on_state<T>& st) {
   st.result.emplace();
   try {
+    // lifetime: the task is moved into this scope so its frame (and its arguments) is
+    // destroyed before block_on's caller is released.
+    task<T> body = std::move(t);
     if constexpr (std::is_void_v<T>) {
-      co_await std::move(t);
+      co_await std::move(body);
     } else {
-      st.result->return_value(co_await std::move(t));
+      st.result->return_value(co_await std::move(body));
     }
   } catch (...) {
     st.result->m_exception = std::current_exception();
@@ -214,6 +220,8 @@ struct blocking_awaiter {
 
 template <class T>
 T thread_pool::block_on(task<T> t) {
+  if (on_worker_thread())
+    detail::die_block_on_from_worker();
   detail::block_on_state<T> st;
   join_handle<void> h = spawn(detail::pool_block_on_driver<T>(std::move(t), st));
   detail::futex_wait_while_zero(&st.done);

@@ -17,6 +17,7 @@
 #include <saturn/task/detail/promise_base.hpp>
 
 #include <atomic>
+#include <memory>
 #include <optional>
 #include <stop_token>
 
@@ -34,7 +35,7 @@ class cancellable {
     m_loop = loop;
     const std::stop_token& tok = p->token();
     if (tok.stop_possible())
-      m_callback.emplace(tok, request{this});
+      m_callback.reset(new callback_box{std::stop_callback<request>(tok, request{this})});
   }
   /// Drops the registration; call in await_resume.
   void disarm_cancellation() noexcept { m_callback.reset(); }
@@ -85,9 +86,16 @@ class cancellable {
     cancellable* self = nullptr;
   };
 
+  /// std::stop_callback is ~88 bytes; it is boxed (from the frame allocator) only when the
+  /// task can actually be cancelled, so an uncancellable await stays small in the frame.
+  struct callback_box {
+    std::stop_callback<request> cb;
+    static void* operator new(std::size_t n) { return frame_allocate(n); }
+    static void operator delete(void* p, std::size_t n) noexcept { frame_deallocate(p, n); }
+  };
   std::atomic<std::uint8_t> m_state{idle};
   posted_node m_node;
-  std::optional<std::stop_callback<request>> m_callback;
+  std::unique_ptr<callback_box> m_callback;
 };
 
 }  // namespace saturn::detail
