@@ -11,3 +11,4 @@
 #include <saturn/task/this_task.hpp>
 #include <saturn/task/time.hpp>
 #include <saturn/sched/thread_pool.hpp>
+#include <saturn/sync.hpp>

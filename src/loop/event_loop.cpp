@@ -52,7 +52,13 @@ event_loop::~event_loop() {
     }
   }
   ::close(m_wake_fd);
-  t_current = m_prev_current;
+  // Loops may die in any order: unlink this one from the thread's chain wherever it is.
+  for (event_loop** p = &t_current; *p != nullptr; p = &(*p)->m_prev_current) {
+    if (*p == this) {
+      *p = m_prev_current;
+      break;
+    }
+  }
 }
 
 int event_loop::ring_fd() const noexcept { return m_ring->fd(); }
@@ -65,10 +71,14 @@ inline void event_loop::check_enter(int r) {
 }
 
 inline void event_loop::dispatch(std::uint64_t user_data, int res, unsigned flags) noexcept {
-  if (user_data <= detail::ud_max_sentinel || user_data == LIBURING_UDATA_TIMEOUT) [[unlikely]]
-    return;  // ignored CQEs; a MSG_RING wake did its job by ending the wait
+  if (user_data <= detail::ud_max_sentinel || user_data == LIBURING_UDATA_TIMEOUT) [[unlikely]] {
+    if (user_data == detail::ud_msg_wake)
+      ++m_stats.remote_wakes;  // a MSG_RING wake did its job by ending the wait
+    return;                    // other sentinels: ignored CQEs
+  }
   auto* op = reinterpret_cast<operation*>(user_data);
   if (op == &m_wake_op) [[unlikely]] {
+    ++m_stats.remote_wakes;
     m_wake_armed = false;  // re-armed lazily, just before the next sleep
     return;
   }
@@ -170,12 +180,16 @@ unsigned event_loop::reap() noexcept {
 }
 
 void event_loop::run_ready() noexcept {
+  // Only what was queued when the pass began: later posts wait for the next iteration.
+  runnable* const last = m_ready_tail;
   for (int budget = k_ready_budget; budget > 0 && m_ready_head != nullptr; --budget) {
     runnable* r = m_ready_head;
     m_ready_head = r->m_next_runnable;
     if (m_ready_head == nullptr)
       m_ready_tail = nullptr;
     r->m_fn(r, run_mode::run);
+    if (r == last)
+      break;
   }
 }
 
@@ -196,9 +210,13 @@ void event_loop::fire_timers() noexcept {
   }
 }
 
-bool event_loop::cancel_after(timer_node* t) noexcept {
-  if (!m_timers.erase(t))
+bool event_loop::cancel_after(timer_handle h) noexcept {
+  timer_node* t = h.node;
+  // lifetime: a fired timer's memory may hold another object now; only a node that is
+  // armed in this heap at its index, with the handle's sequence number, is ours.
+  if (t == nullptr || !m_timers.contains(t) || static_cast<detail::callback_timer_base*>(t)->m_seq != h.seq)
     return false;
+  m_timers.erase(t);
   t->m_fire(t, run_mode::discard);
   return true;
 }

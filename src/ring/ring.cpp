@@ -89,7 +89,8 @@ std::string describe_setup_error(int err, unsigned entries) {
 }
 
 uring::uring(const setup_options& opts) {
-  const unsigned entries = opts.entries == 0 ? 256 : opts.entries;
+  // At least 2: a linked pair (operation + LINK_TIMEOUT) must fit in one submission.
+  const unsigned entries = opts.entries == 0 ? 256 : (opts.entries < 2 ? 2 : opts.entries);
   int result = -EINVAL;
   int chosen = -1;
   for (int i = g_first_candidate.load(std::memory_order_relaxed); i < k_candidate_count; ++i) {
@@ -101,6 +102,8 @@ uring::uring(const setup_options& opts) {
     io_uring_params p{};
     p.flags = c.flags | IORING_SETUP_CQSIZE | IORING_SETUP_CLAMP;
     p.cq_entries = opts.cq_entries != 0 ? opts.cq_entries : entries * 4;
+    if (p.cq_entries < entries)
+      p.cq_entries = entries;  // the kernel rejects a CQ smaller than the SQ
     result = io_uring_queue_init_params(entries, &m_ring, &p);
     if (result == 0) {
       chosen = i;

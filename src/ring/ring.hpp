@@ -96,21 +96,26 @@ class uring {
     if (!m_copied.empty()) [[unlikely]]
       n += drain_copied(fn);
     io_uring_cq& cq = m_ring.cq;
-    unsigned head = *cq.khead;  // ordering: only this thread writes the head
     // ordering: acquire pairs with the kernel's release of the tail (CQE contents visible).
     unsigned tail = io_uring_smp_load_acquire(cq.ktail);
-    while (head != tail) {
+    for (;;) {
+      // Re-read each step (only this thread writes it): fn may reap re-entrantly (e.g. a
+      // shutdown from a completion) and move the head on.
+      unsigned head = *cq.khead;
+      // A nested reap may have moved the head past our snapshot of the tail: re-read it.
+      if (static_cast<int>(tail - head) <= 0) {
+        tail = io_uring_smp_load_acquire(cq.ktail);
+        if (head == tail)
+          break;
+      }
       const io_uring_cqe& cqe = cq.cqes[head & cq.ring_mask];
       const std::uint64_t ud = cqe.user_data;
       const std::int32_t res = cqe.res;
       const std::uint32_t flags = cqe.flags;
-      ++head;
       // ordering: release hands the slot back only after it was read.
-      io_uring_smp_store_release(cq.khead, head);
+      io_uring_smp_store_release(cq.khead, head + 1);
       fn(ud, res, flags);
       ++n;
-      if (head == tail)
-        tail = io_uring_smp_load_acquire(cq.ktail);
     }
     return n;
   }

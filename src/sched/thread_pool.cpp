@@ -266,23 +266,29 @@ void thread_pool::track(detail::promise_base* t) noexcept {
   if (w == nullptr || w->pool != m_impl.get())
     w = m_impl->workers[0].get();  // only at shutdown or from outside: any table will do
   std::lock_guard lock(w->live);
-  t->m_live_index = (w->index << detail::k_worker_shift) | static_cast<std::uint32_t>(w->live.items.size());
+  // ordering: m_live_index is read without the lock by untrack (for its worker bits, which
+  // never change), so every access to it here is atomic (relaxed; the lock orders the rest).
+  std::atomic_ref<std::uint32_t>(t->m_live_index)
+      .store((w->index << detail::k_worker_shift) | static_cast<std::uint32_t>(w->live.items.size()),
+             std::memory_order_relaxed);
   w->live.items.push_back(t);
 }
 
 void thread_pool::untrack(detail::promise_base* t) noexcept {
-  const std::uint32_t idx = t->m_live_index;
+  std::atomic_ref<std::uint32_t> own(t->m_live_index);
+  const std::uint32_t idx = own.load(std::memory_order_relaxed);
   if (idx == detail::live_table::npos)
     return;
   detail::worker& w = *m_impl->workers[idx >> detail::k_worker_shift];
   std::lock_guard lock(w.live);
   // lifetime: re-read under the lock; a concurrent swap-remove may have moved this task.
-  const std::uint32_t slot = t->m_live_index & detail::k_slot_mask;
+  const std::uint32_t slot = own.load(std::memory_order_relaxed) & detail::k_slot_mask;
   detail::promise_base* last = w.live.items.back();
   w.live.items[slot] = last;
-  last->m_live_index = (w.index << detail::k_worker_shift) | slot;
+  std::atomic_ref<std::uint32_t>(last->m_live_index)
+      .store((w.index << detail::k_worker_shift) | slot, std::memory_order_relaxed);
   w.live.items.pop_back();
-  t->m_live_index = detail::live_table::npos;
+  own.store(detail::live_table::npos, std::memory_order_relaxed);
 }
 
 thread_pool::submitter thread_pool::register_submitter() {

@@ -106,7 +106,7 @@ void* frame_allocate_slow(std::size_t size) {
 
 void frame_deallocate_slow(void* p, std::size_t size) noexcept {
   if (size > frame_max_small) {
-    ::operator delete(p, size);
+    ::operator delete(p);  // unsized: clang 14 has no sized delete without -fsized-deallocation
     return;
   }
   // The list is at its cap: hand a batch of it to the global pool, keep the rest.

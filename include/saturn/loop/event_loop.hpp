@@ -194,11 +194,17 @@ class event_loop {
                               F&& fn);
   /// Cancels `h`; fn(res): 0 cancelled, -ENOENT already completed, -EALREADY running.
   template <class F> void cancel(op_handle h, F&& fn);
+  /// Names a timer armed by after(); stays safe to use after the timer fired.
+  struct timer_handle {
+    timer_node* node = nullptr;
+    std::uint64_t seq = 0;
+  };
   /// Calls fn() on the loop thread after `d` (a loop timer, no kernel object). The
-  /// returned handle disarms it with cancel_after() until it fires.
-  template <class F> timer_node* after(std::chrono::nanoseconds d, F&& fn);
-  /// Disarms and frees a timer returned by after(); false if it already fired.
-  bool cancel_after(timer_node* t) noexcept;
+  /// returned handle disarms it with cancel_after().
+  template <class F> timer_handle after(std::chrono::nanoseconds d, F&& fn);
+  /// Disarms and frees a timer armed by after(); false if it already fired or was
+  /// cancelled (the handle is checked, so a stale one touches no other timer).
+  bool cancel_after(timer_handle h) noexcept;
   /// Calls fn() on the loop thread in a later iteration.
   template <class F> void defer(F&& fn);
   /// Calls fn() on the loop thread; callable from any thread (allocates with new).
@@ -225,6 +231,7 @@ class event_loop {
   std::size_t m_keep_alive = 0;
   loop_stats m_stats;
   detail::op_pool m_pool;
+  std::uint64_t m_timer_seq = 0;
   int m_wake_fd = -1;
   bool m_wake_armed = false;
   std::uint64_t m_wake_buf = 0;

@@ -62,7 +62,8 @@ inline void* frame_allocate(std::size_t size) {
 /// Frees a frame allocated with frame_allocate(size). Any thread.
 inline void frame_deallocate(void* p, std::size_t size) noexcept {
 #if defined(SATURN_ASAN) || defined(SATURN_TSAN)
-  ::operator delete(p, size);
+  (void)size;
+  ::operator delete(p);
 #else
   if (size <= frame_max_small) [[likely]] {
     frame_cache& c = t_frame_cache;

@@ -24,7 +24,8 @@ template <class P>
 void spawned_entry(runnable* r, run_mode mode) noexcept {
   auto* p = static_cast<P*>(r);
   if (mode == run_mode::run) {
-    if (p->m_live_index == live_table::npos) [[unlikely]]
+    // ordering: relaxed atomic read; another worker may rewrite the slot bits (not npos-ness).
+    if (std::atomic_ref<std::uint32_t>(p->m_live_index).load(std::memory_order_relaxed) == live_table::npos) [[unlikely]]
       p->track();
     std::coroutine_handle<P>::from_promise(*p).resume();
     return;

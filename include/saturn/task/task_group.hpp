@@ -36,6 +36,7 @@
 #include <saturn/task/time.hpp>
 
 #include <atomic>
+#include <cassert>
 #include <concepts>
 #include <coroutine>
 #include <cstddef>
@@ -131,7 +132,8 @@ class task_group : private detail::child_scope {
     d.promise().m_fn = &child_entry;
     // ordering: relaxed: the caller holds a reference (body or running child), so the
     // count cannot reach zero concurrently (like copying a shared_ptr).
-    m_count.fetch_add(1, std::memory_order_relaxed);
+    [[maybe_unused]] const std::size_t before = m_count.fetch_add(1, std::memory_order_relaxed);
+    assert(before != 0 && "task_group::spawn after the group has joined: spawn only from its body or children");
     m_stop.context().sched->spawn(&d.release().promise());
   }
 

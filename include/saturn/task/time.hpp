@@ -10,6 +10,7 @@
 #include <saturn/task/this_task.hpp>
 
 #include <functional>
+#include <atomic>
 #include <optional>
 
 namespace saturn {
@@ -85,51 +86,100 @@ inline detail::sleep_awaiter sleep_for(std::chrono::nanoseconds d) noexcept {
   return detail::sleep_awaiter(clock::now() + d);
 }
 
-/// Runs `t` with a deadline `d` from now. If `t` finishes first, its value; otherwise the
-/// task is cancelled through its stop token (its in-flight I/O is cancelled in the
-/// kernel), awaited until it has really ended, and the result is std::errc::timed_out.
-/// A stop requested on the caller's own token is passed on to `t`. Exceptions of `t`
-/// propagate. Threading: await from a saturn task.
+namespace detail {
+
+/// with_timeout's deadline: a loop timer that requests a stop when it fires. Heap-allocated
+/// and reference-counted (the with_timeout frame and the armed timer each hold a ref),
+/// because the task may end on another worker than the one whose loop holds the timer:
+/// then the disarm travels to that loop through its inbox, and the frame need not wait.
+struct deadline_timer : timer_node {
+  std::stop_source source;  // a handle: a fire after the frame is gone is harmless
+  event_loop* loop = nullptr;
+  std::atomic<bool> fired{false};
+  std::atomic<int> refs{2};
+  struct disarm_node : runnable {
+    deadline_timer* self;
+  } disarm;
+
+  void release() noexcept {
+    // ordering: acq_rel so the last owner sees every other owner's writes before freeing.
+    if (refs.fetch_sub(1, std::memory_order_acq_rel) == 1)
+      delete this;
+  }
+  static void fire(timer_node* n, run_mode mode) noexcept {
+    auto* self = static_cast<deadline_timer*>(n);
+    if (mode == run_mode::run) {
+      self->fired.store(true, std::memory_order_release);
+      self->source.request_stop();
+    }
+    self->release();  // the timer's ref
+  }
+  static void run_disarm(runnable* r, run_mode) noexcept {
+    deadline_timer* self = static_cast<disarm_node*>(r)->self;
+    if (self->loop->cancel_timer(self))
+      self->release();  // the timer's ref: it will never fire now
+    self->release();    // the frame's ref, handed over with the request
+  }
+  /// Called by the frame when it is done with the deadline (any thread).
+  void finish() noexcept {
+    if (event_loop::current() == loop) {
+      if (loop->cancel_timer(this))
+        release();
+      release();
+      return;
+    }
+    disarm.self = this;
+    disarm.m_fn = &run_disarm;
+    loop->post_remote(&disarm);
+  }
+};
+
+template <class T>
+struct is_result : std::false_type {};
+template <class U>
+struct is_result<result<U>> : std::true_type {};
+
+}  // namespace detail
+
+/// Runs `t` with a deadline `d` from now. If `t` finishes first, its value. Otherwise `t`
+/// is cancelled through its stop token (its in-flight I/O is cancelled in the kernel) and
+/// awaited until it has really ended; the result is then std::errc::timed_out — unless `t`
+/// still produced a value: a T that is not a result<...>, or a result<...> holding a value
+/// or an error other than operation_canceled, is returned as is, so nothing that was
+/// computed (a message received just before the stop, say) is lost. A stop requested on
+/// the caller's own token is passed on to `t`. Exceptions of `t` propagate.
+/// Threading: await from a saturn task; it may end on another worker than it began.
 template <class T>
 task<result<T>> with_timeout(std::chrono::nanoseconds d, task<T> t) {
   task_context& parent = co_await this_task::context();
-  std::stop_source source;
+  auto* deadline = new detail::deadline_timer;
+  deadline->m_fire = &detail::deadline_timer::fire;
+  deadline->loop = event_loop::current();
+  std::stop_source source = deadline->source;
   std::optional<std::stop_callback<std::function<void()>>> chain;
   if (parent.token.stop_possible())
-    chain.emplace(parent.token, [&source] { source.request_stop(); });
+    chain.emplace(parent.token, [source]() mutable { source.request_stop(); });
   task_context ctx{parent.sched, source.get_token()};
-
-  struct deadline_timer : timer_node {
-    std::stop_source* src;
-    bool fired = false;
-    static void fire(timer_node* n, run_mode mode) noexcept {
-      auto* self = static_cast<deadline_timer*>(n);
-      if (mode == run_mode::run) {
-        self->fired = true;
-        self->src->request_stop();
-      }
-    }
-  } timer;
-  timer.src = &source;
-  timer.m_fire = &deadline_timer::fire;
-  event_loop* loop = event_loop::current();
-  loop->add_timer(&timer, clock::now() + d);
-  struct disarm {
-    event_loop* l;
-    timer_node* t;
-    ~disarm() { l->cancel_timer(t); }
-  } guard{loop, &timer};
+  deadline->loop->add_timer(deadline, clock::now() + d);
+  struct finish_guard {
+    detail::deadline_timer* t;
+    ~finish_guard() { t->finish(); }
+  } guard{deadline};
 
   auto h = t.handle();
   if constexpr (std::is_void_v<T>) {
     co_await detail::in_context_awaiter<T>{h, &ctx};
-    if (timer.fired)
+    if (deadline->fired.load(std::memory_order_acquire))
       co_return detail::timed_out_result<T>();
     co_return result<void>{};
   } else {
     T value = co_await detail::in_context_awaiter<T>{h, &ctx};
-    if (timer.fired)
-      co_return detail::timed_out_result<T>();
+    if (deadline->fired.load(std::memory_order_acquire)) {
+      if constexpr (detail::is_result<T>::value) {
+        if (!value.has_value() && value.code() == std::make_error_condition(std::errc::operation_canceled))
+          co_return detail::timed_out_result<T>();
+      }
+    }
     co_return result<T>(std::move(value));
   }
 }

@@ -11,6 +11,11 @@
 namespace saturn {
 namespace detail {
 
+/// What every after() timer carries: the sequence number its handle must match.
+struct callback_timer_base : timer_node {
+  std::uint64_t m_seq = 0;
+};
+
 /// Calls fn with (res, flags) or (res), whichever it accepts.
 template <class F>
 void invoke_completion(F& fn, int res, unsigned flags) {
@@ -23,8 +28,9 @@ void invoke_completion(F& fn, int res, unsigned flags) {
 template <class F>
 concept completion_callable = std::is_invocable_v<F&, int, unsigned> || std::is_invocable_v<F&, int>;
 
-/// An operation that owns a callable. `Map` adjusts the result (e.g. -ETIME → 0 for timeouts).
-template <class F, int (*Map)(int) = nullptr>
+/// An operation that owns a callable. For kernel timeouts (`IsTimeout`) -ETIME, the normal
+/// expiry, is reported as 0.
+template <class F, bool IsTimeout = false>
 struct callback_op final : operation {
   event_loop* m_loop;
   F m_fn;
@@ -37,22 +43,20 @@ struct callback_op final : operation {
 
   static void complete(operation* self, int res, unsigned flags) noexcept {
     auto* op = static_cast<callback_op*>(self);
-    if constexpr (Map != nullptr)
-      res = Map(res);
+    if constexpr (IsTimeout)
+      res = res == -ETIME ? 0 : res;
     detail::invoke_completion(op->m_fn, res, flags);
     event_loop* loop = op->m_loop;
     op->~callback_op();
-    loop->pool().deallocate(op, sizeof(callback_op));
+    loop->pool().deallocate(op, sizeof(callback_op), alignof(callback_op));
   }
 
   template <class G>
   static callback_op* make(event_loop* loop, G&& fn) {
-    void* mem = loop->pool().allocate(sizeof(callback_op));
+    void* mem = loop->pool().allocate(sizeof(callback_op), alignof(callback_op));
     return ::new (mem) callback_op(loop, std::forward<G>(fn));
   }
 };
-
-inline int timeout_result(int res) { return res == -ETIME ? 0 : res; }
 
 /// A posted callable (defer / defer_remote).
 template <class F, bool Remote>
@@ -73,14 +77,14 @@ struct callback_runnable final : runnable {
     } else {
       event_loop* loop = r->m_loop;
       r->~callback_runnable();
-      loop->pool().deallocate(r, sizeof(callback_runnable));
+      loop->pool().deallocate(r, sizeof(callback_runnable), alignof(callback_runnable));
     }
   }
 };
 
 /// A callable fired by a loop timer (after()). Discarding it frees it without a call.
 template <class F>
-struct callback_timer final : timer_node {
+struct callback_timer final : callback_timer_base {
   event_loop* m_loop;
   F m_call;
   template <class G>
@@ -94,7 +98,7 @@ struct callback_timer final : timer_node {
       t->m_call();
     event_loop* loop = t->m_loop;
     t->~callback_timer();
-    loop->pool().deallocate(t, sizeof(callback_timer));
+    loop->pool().deallocate(t, sizeof(callback_timer), alignof(callback_timer));
   }
 };
 
@@ -145,7 +149,7 @@ event_loop::op_handle event_loop::write_fixed(int fd, const void* buf, unsigned 
 template <class F>
 event_loop::op_handle event_loop::timeout(std::chrono::nanoseconds d, F&& fn) {
   static_assert(detail::completion_callable<std::decay_t<F>>, "timeout(d, fn): fn must be callable as fn(int res)");
-  using op_t = detail::callback_op<std::decay_t<F>, &detail::timeout_result>;
+  using op_t = detail::callback_op<std::decay_t<F>, true>;
   auto* op = op_t::make(this, std::forward<F>(fn));
   op->m_ts = kernel_timespec::from(d);
   submit_timeout(op, &op->m_ts);
@@ -171,19 +175,20 @@ void event_loop::cancel(op_handle h, F&& fn) {
 }
 
 template <class F>
-timer_node* event_loop::after(std::chrono::nanoseconds d, F&& fn) {
+event_loop::timer_handle event_loop::after(std::chrono::nanoseconds d, F&& fn) {
   static_assert(std::is_invocable_v<std::decay_t<F>&>, "after(d, fn): fn must be callable as fn()");
   using t_t = detail::callback_timer<std::decay_t<F>>;
-  auto* t = ::new (m_pool.allocate(sizeof(t_t))) t_t(this, std::forward<F>(fn));
+  auto* t = ::new (m_pool.allocate(sizeof(t_t), alignof(t_t))) t_t(this, std::forward<F>(fn));
+  t->m_seq = ++m_timer_seq;
   add_timer(t, clock::now() + d);
-  return t;
+  return timer_handle{t, t->m_seq};
 }
 
 template <class F>
 void event_loop::defer(F&& fn) {
   static_assert(std::is_invocable_v<std::decay_t<F>&>, "defer(fn): fn must be callable as fn()");
   using r_t = detail::callback_runnable<std::decay_t<F>, false>;
-  post(::new (m_pool.allocate(sizeof(r_t))) r_t(this, std::forward<F>(fn)));
+  post(::new (m_pool.allocate(sizeof(r_t), alignof(r_t))) r_t(this, std::forward<F>(fn)));
 }
 
 template <class F>

@@ -23,10 +23,11 @@ class op_pool {
       ::operator delete(c, std::align_val_t{64});
   }
 
-  void* allocate(std::size_t size) {
-    const int cls = size_class(size);
+  /// Memory for an object of `size` bytes aligned to `align` (over 64: operator new).
+  void* allocate(std::size_t size, std::size_t align = 64) {
+    const int cls = align > 64 ? -1 : size_class(size);
     if (cls < 0)
-      return ::operator new(size, std::align_val_t{64});
+      return ::operator new(size, std::align_val_t{align > 64 ? align : 64});
     free_node*& head = m_free[cls];
     if (head == nullptr) [[unlikely]]
       refill(cls);
@@ -35,10 +36,10 @@ class op_pool {
     return n;
   }
 
-  void deallocate(void* p, std::size_t size) noexcept {
-    const int cls = size_class(size);
+  void deallocate(void* p, std::size_t size, std::size_t align = 64) noexcept {
+    const int cls = align > 64 ? -1 : size_class(size);
     if (cls < 0) {
-      ::operator delete(p, std::align_val_t{64});
+      ::operator delete(p, std::align_val_t{align > 64 ? align : 64});
       return;
     }
     auto* n = static_cast<free_node*>(p);

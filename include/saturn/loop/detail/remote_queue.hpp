@@ -16,7 +16,7 @@
 namespace saturn::detail {
 
 /// Threading: `push` from any thread; `take_all`/`maybe_nonempty` on the consumer thread.
-class remote_queue {
+class alignas(64) remote_queue {
  public:
   /// Adds `r`. Returns true when the queue was empty before (the consumer may need a wake).
   bool push(runnable* r) noexcept {
@@ -56,7 +56,6 @@ class remote_queue {
 
  private:
   alignas(64) std::atomic<runnable*> m_head{nullptr};
-  char m_pad[64 - sizeof(std::atomic<runnable*>)]{};
 };
 
 }  // namespace saturn::detail

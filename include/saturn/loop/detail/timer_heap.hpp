@@ -36,6 +36,12 @@ class timer_heap {
     return t;
   }
 
+  /// True when `n` is armed in this heap (safe for a node whose memory was reused).
+  bool contains(const timer_node* n) const noexcept {
+    const std::uint32_t i = n->m_heap_index;
+    return i < m_nodes.size() && m_nodes[i] == n;
+  }
+
   /// Removes `n` if armed; returns whether it was.
   bool erase(timer_node* n) noexcept {
     if (!n->armed())

@@ -21,12 +21,12 @@
 #include <saturn/task/detail/child_driver.hpp>
 #include <saturn/task/detail/stop_scope.hpp>
 
+#include <array>
 #include <atomic>
 #include <coroutine>
 #include <cstddef>
 #include <cstdint>
 #include <exception>
-#include <array>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -95,8 +95,6 @@ class fan_in final : public child_scope {
     if (m_first_error)
       std::rethrow_exception(m_first_error);
   }
-  /// The scope's stop source (the children's token).
-  stop_scope& stop() noexcept { return m_stop; }
 
  private:
   static std::coroutine_handle<> on_done(child_scope* scope, std::coroutine_handle<child_promise> driver) noexcept {
