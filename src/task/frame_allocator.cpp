@@ -57,6 +57,15 @@ struct thread_flusher {
 };
 thread_local thread_flusher t_flusher;
 
+}  // namespace
+
+void frame_register_thread() noexcept {
+  t_frame_cache.exit_hook = true;
+  (void)&t_flusher;  // first odr-use constructs it: its destructor runs at thread exit
+}
+
+namespace {
+
 bool refill_from_pool(frame_cache& c, unsigned cls) {
   global_pool& g = pool();
   if (g.counts[cls].load(std::memory_order_relaxed) == 0)
@@ -87,7 +96,7 @@ void* frame_allocate_slow(std::size_t size) {
   }
   const std::size_t rounded = (static_cast<std::size_t>(cls) + 1) * 16;
   if (c.bump == nullptr || static_cast<std::size_t>(c.bump_end - c.bump) < rounded) {
-    (void)&t_flusher;  // registers the thread's exit hook on first carve
+    frame_register_thread();
     void* chunk = std::malloc(k_chunk);
     if (chunk == nullptr)
       throw std::bad_alloc();

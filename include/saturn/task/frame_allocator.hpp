@@ -23,6 +23,7 @@ namespace saturn::detail {
 inline constexpr std::size_t frame_max_small = 512;
 
 void* frame_allocate_slow(std::size_t size);
+void frame_register_thread() noexcept;
 void frame_deallocate_slow(void* p, std::size_t size) noexcept;
 
 struct frame_node {
@@ -35,6 +36,7 @@ struct frame_cache {
   unsigned counts[frame_max_small / 16];
   char* bump;
   char* bump_end;
+  bool exit_hook;  ///< the thread's exit hands its lists to the global pool
 };
 
 extern thread_local frame_cache t_frame_cache;
@@ -67,6 +69,8 @@ inline void frame_deallocate(void* p, std::size_t size) noexcept {
 #else
   if (size <= frame_max_small) [[likely]] {
     frame_cache& c = t_frame_cache;
+    if (!c.exit_hook) [[unlikely]]
+      frame_register_thread();  // a thread that only frees must still hand its lists back
     const unsigned cls = frame_class(size);
     if (c.counts[cls] < 4096) [[likely]] {
       auto* n = static_cast<frame_node*>(p);

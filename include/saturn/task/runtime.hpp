@@ -54,6 +54,8 @@ class runtime final : public scheduler {
   std::size_t live_tasks() const noexcept { return m_live.size(); }
 
   void schedule(runnable* r) noexcept override;
+  void track(detail::promise_base* p) noexcept override { m_live.add(p); }
+  void untrack(detail::promise_base* p) noexcept override { m_live.remove(p); }
   task_context& root_context() noexcept override { return m_root; }
 
  private:

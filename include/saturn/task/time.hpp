@@ -102,9 +102,12 @@ struct deadline_timer : timer_node {
   } disarm;
 
   void release() noexcept {
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wstringop-overflow"  // g++ 12 false positive under -fsanitize
     // ordering: acq_rel so the last owner sees every other owner's writes before freeing.
     if (refs.fetch_sub(1, std::memory_order_acq_rel) == 1)
       delete this;
+#pragma GCC diagnostic pop
   }
   static void fire(timer_node* n, run_mode mode) noexcept {
     auto* self = static_cast<deadline_timer*>(n);
@@ -159,7 +162,7 @@ task<result<T>> with_timeout(std::chrono::nanoseconds d, task<T> t) {
   std::optional<std::stop_callback<std::function<void()>>> chain;
   if (parent.token.stop_possible())
     chain.emplace(parent.token, [source]() mutable { source.request_stop(); });
-  task_context ctx{parent.sched, source.get_token()};
+  task_context ctx{parent.sched, source.get_token(), parent.live};
   deadline->loop->add_timer(deadline, clock::now() + d);
   struct finish_guard {
     detail::deadline_timer* t;

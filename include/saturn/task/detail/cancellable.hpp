@@ -26,7 +26,7 @@ namespace saturn::detail {
 template <class Derived>
 class cancellable {
  protected:
-  enum : std::uint8_t { idle, requested, posted, done, done_after_post };
+  enum : std::uint8_t { idle, requested, posted, done, done_after_post, arming, stop_while_arming };
 
   /// Registers for cancellation if the task's token can be stopped. Call after the
   /// operation was started (the callback may run at once if a stop was already requested).
@@ -34,8 +34,21 @@ class cancellable {
     m_promise = p;
     m_loop = loop;
     const std::stop_token& tok = p->token();
-    if (tok.stop_possible())
-      m_callback.reset(new callback_box{std::stop_callback<request>(tok, request{this})});
+    if (!tok.stop_possible())
+      return;
+    // A stop may arrive while the callback is being registered (even inline, from the
+    // stop_callback constructor): it is only recorded then, and acted on once the box is
+    // stored — otherwise the task could be resumed, and its frame freed, under our feet.
+    m_state.store(arming, std::memory_order_relaxed);
+    m_callback.reset(new callback_box{std::stop_callback<request>(tok, request{this})});
+    std::uint8_t expected = arming;
+    if (m_state.compare_exchange_strong(expected, idle, std::memory_order_acq_rel))
+      return;
+    if (expected == stop_while_arming) {
+      m_state.store(requested, std::memory_order_release);
+      static_cast<Derived*>(this)->cancel_now();
+    }
+    // expected == posted: a request from another thread is already on its way.
   }
   /// Drops the registration; call in await_resume.
   void disarm_cancellation() noexcept { m_callback.reset(); }
@@ -59,13 +72,18 @@ class cancellable {
   };
 
   void on_stop() noexcept {
-    std::uint8_t expected = idle;
+    std::uint8_t expected = arming;
+    if (event_loop::current() == m_loop &&
+        m_state.compare_exchange_strong(expected, stop_while_arming, std::memory_order_acq_rel))
+      return;  // arm_cancellation acts on it once registered
+    expected = idle;
     if (event_loop::current() == m_loop) {
       if (m_state.compare_exchange_strong(expected, requested, std::memory_order_acq_rel))
         static_cast<Derived*>(this)->cancel_now();
       return;
     }
-    if (m_state.compare_exchange_strong(expected, posted, std::memory_order_acq_rel)) {
+    if (m_state.compare_exchange_strong(expected, posted, std::memory_order_acq_rel) ||
+        (expected == arming && m_state.compare_exchange_strong(expected, posted, std::memory_order_acq_rel))) {
       m_node.m_fn = &run_posted;
       m_node.self = this;
       m_loop->post_remote(&m_node);
