@@ -10,7 +10,9 @@ void thread_pool::run_blocking(std::function<void()> fn) {
   detail::blocking_pool& b = m_impl->blocking;
   std::unique_lock lock(b.mutex);
   b.jobs.push_back(std::move(fn));
-  if (b.idle > 0 || b.threads >= b.max_threads) {
+  // Enough idle threads for every queued job: wake one. (Testing `idle > 0` lets a burst
+  // of calls queue behind one idle thread that has not woken yet.)
+  if (b.jobs.size() <= b.idle || b.threads >= b.max_threads) {
     b.cv.notify_one();
     return;
   }

@@ -151,6 +151,15 @@ thread_pool::~thread_pool() {
   for (auto& w : p.workers)
     p.unpark(*w);
   p.drained->wait();
+  // Blocking calls may still wake tasks (and notify workers' loops): let every running and
+  // queued call finish before any frame or loop is destroyed. Their wakes land in the
+  // queues discarded below.
+  {
+    std::unique_lock lock(p.blocking.mutex);
+    p.blocking.stopping = true;
+    p.blocking.cv.notify_all();
+    p.blocking.all_done.wait(lock, [&] { return p.blocking.threads == 0; });
+  }
   // 2. Discard everything queued, then everything still alive, until nothing is left.
   for (bool again = true; again;) {
     again = false;

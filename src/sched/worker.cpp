@@ -234,6 +234,12 @@ void pool_impl::worker_main(worker& w) {
       r = find_work(*this, w, false);
     if (r != nullptr) {
       end_search(*this, w);
+      if (stopping.load(std::memory_order_acquire)) [[unlikely]] {
+        // Shutdown began: a task woken by another worker's I/O drain must not run on
+        // (the destructor discards it). Acquire: having taken such a task, we see the flag.
+        inject.push(r);
+        break;
+      }
       run_one(r);
       continue;
     }
@@ -261,10 +267,21 @@ void pool_impl::worker_main(worker& w) {
     }
     if (found) {
       end_search(*this, w);
+      if (stopping.load(std::memory_order_acquire)) [[unlikely]] {
+        inject.push(r);  // as above
+        break;
+      }
       run_one(r);
       continue;
     }
-    end_search(*this, w);
+    // Found nothing: stop searching without the chained wake (waking a sleeper only to
+    // have it search the empty pool and wake the next keeps an idle pool busy); wake one
+    // only if work showed up meanwhile (Tokio's transition_worker_to_parked).
+    if (w.searching) {
+      w.searching = false;
+      if (num_searching.fetch_sub(1, std::memory_order_seq_cst) == 1 && has_visible_work())
+        notify_one();
+    }
     park(*this, w);
   }
   // Shutdown, phase 1 (this thread): cancel and wait for this ring's in-flight I/O while

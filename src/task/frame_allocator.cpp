@@ -86,6 +86,8 @@ bool refill_from_pool(frame_cache& c, unsigned cls) {
 void* frame_allocate_slow(std::size_t size) {
   if (size > frame_max_small)
     return ::operator new(size);
+  if (!t_frame_cache.exit_hook)
+    frame_register_thread();  // a thread that only refills from the pool hands back too
   frame_cache& c = t_frame_cache;
   const unsigned cls = frame_class(size);
   if (refill_from_pool(c, cls)) {

@@ -296,4 +296,30 @@ TEST(task_frame_allocator, frames_cached_by_an_exiting_thread_are_reused) {
   }).join();
   EXPECT_EQ(freed_by_consumer.count(first_alloc_on_fresh_thread()), 1u)
       << "frames freed by an exiting thread that never allocated were lost (its cache is not flushed at exit)";
+
+  // 3. a thread that only takes frames from the global pool (one refill: a whole batch
+  //    moves to its list), never carves and never frees, then exits: the rest of the
+  //    batch must go back to the pool. Another class, so 1. and 2. do not interfere.
+  constexpr std::size_t size3 = 480;
+  std::set<void*> batch;
+  std::thread([&] {
+    std::vector<void*> qs;
+    for (int i = 0; i < n; ++i)
+      qs.push_back(frame_allocate(size3));
+    for (void* q : qs) {
+      batch.insert(q);
+      frame_deallocate(q, size3);
+    }
+  }).join();  // its list (n frames) is now the pool's newest batch of this class
+  void* taken = nullptr;
+  std::thread([&] { taken = frame_allocate(size3); }).join();  // refill, take one, exit
+  EXPECT_EQ(batch.count(taken), 1u);
+  void* next = nullptr;
+  std::thread([&] {
+    next = frame_allocate(size3);
+    frame_deallocate(next, size3);
+  }).join();
+  EXPECT_EQ(batch.count(next), 1u)
+      << "a batch refilled by a thread that exited without freeing or carving was lost with it";
+  EXPECT_NE(next, taken);
 }

@@ -305,7 +305,17 @@ TEST(task_core, runtime_is_reusable_across_block_on_calls) {
 // A million awaits in a row, each child completing without suspending: every completion
 // transfers back to the parent (final_suspend returns the continuation), which must not
 // grow the stack either.
+// g++ 12 emits symmetric transfer as a guaranteed tail call only when optimizing and
+// without AddressSanitizer (libcoro #273/#277); there the property cannot hold.
+#if !defined(__clang__) && (defined(SATURN_ASAN) || !defined(__OPTIMIZE__))
+#define SATURN_SKIP_WITHOUT_TAIL_CALLS() \
+  GTEST_SKIP() << "g++ 12 does not guarantee the symmetric-transfer tail call at -O0 or under ASan"
+#else
+#define SATURN_SKIP_WITHOUT_TAIL_CALLS() (void)0
+#endif
+
 TEST(task_core, million_sequential_awaits_do_not_overflow_the_stack) {
+  SATURN_SKIP_WITHOUT_TAIL_CALLS();
   expect_constant_stack([] { return sequential_awaits(1'000'000); }, 42L * 1'000'000);
 }
 
@@ -313,6 +323,7 @@ TEST(task_core, million_sequential_awaits_do_not_overflow_the_stack) {
 // down (await_suspend returns the child) and on the way up (final_suspend returns the
 // parent).
 TEST(task_core, million_nested_awaits_do_not_overflow_the_stack) {
+  SATURN_SKIP_WITHOUT_TAIL_CALLS();
   expect_constant_stack([] { return depth(1'000'000); }, 1'000'000);
 }
 

@@ -213,7 +213,13 @@ struct blocking_awaiter {
     // ordering: release publishes waiter; acquire sees the result if it was already set.
     return (st->state.fetch_or(2, std::memory_order_acq_rel) & 1) == 0;
   }
-  R await_resume() { return st->result->take(); }
+  R await_resume() {
+    // lifetime: move the exception out, so the blocking thread (which may drop the last
+    // reference to the state) never frees it while the awaiter still reads it.
+    if (st->result->m_exception)
+      std::rethrow_exception(std::exchange(st->result->m_exception, nullptr));
+    return st->result->take();
+  }
 };
 
 }  // namespace detail

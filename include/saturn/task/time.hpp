@@ -102,12 +102,16 @@ struct deadline_timer : timer_node {
   } disarm;
 
   void release() noexcept {
+#if !defined(__clang__)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wstringop-overflow"  // g++ 12 false positive under -fsanitize
+#endif
     // ordering: acq_rel so the last owner sees every other owner's writes before freeing.
     if (refs.fetch_sub(1, std::memory_order_acq_rel) == 1)
       delete this;
+#if !defined(__clang__)
 #pragma GCC diagnostic pop
+#endif
   }
   static void fire(timer_node* n, run_mode mode) noexcept {
     auto* self = static_cast<deadline_timer*>(n);
