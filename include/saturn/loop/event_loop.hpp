@@ -98,6 +98,11 @@ class event_loop {
   /// is -ECANCELED). `op` (may be null) completes with -ETIME if the timeout fired, else
   /// -ECANCELED. Must directly follow a submit_* call on this loop.
   void link_timeout(const kernel_timespec* ts, operation* op = nullptr);
+  // ---- socket operations (src/loop/submit_net.cpp): socket, accept, connect, recv, send,
+  //      send_zc, sendmsg/recvmsg, shutdown, provided-buffer rings.
+
+  // ---- file operations (src/loop/submit_fs.cpp): openat, statx, fsync, close.
+
   /// Registers fixed buffers for the *_fixed operations (replaces any previous set).
   std::error_code register_buffers(std::span<const ::iovec> buffers);
   /// Unregisters the fixed buffers.
