@@ -76,6 +76,13 @@ void event_loop::submit_timeout(operation* op, const kernel_timespec* ts, bool a
   ++m_in_flight;
 }
 
+void event_loop::submit_close(operation* op, int fd) {
+  io_uring_sqe* sqe = m_ring->get_sqe();
+  io_uring_prep_close(sqe, fd);
+  tag(sqe, op);
+  ++m_in_flight;
+}
+
 void event_loop::submit_cancel(const operation* target, operation* op) {
   io_uring_sqe* sqe = m_ring->get_sqe();
   io_uring_prep_cancel64(sqe, reinterpret_cast<std::uint64_t>(target), 0);

@@ -8,6 +8,7 @@
 #include "loop/test_support.hpp"
 
 #include <sys/uio.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -397,4 +398,19 @@ TEST(task_io, many_concurrent_reads_on_many_pipes) {
     co_return ok;
   }(&pipes));
   EXPECT_EQ(good, n);
+}
+
+TEST(task_io, close_through_the_ring) {
+  saturn::runtime rt;
+  int fds[2];
+  ASSERT_EQ(::pipe(fds), 0);
+  const bool ok = rt.block_on([](int a, int b) -> task<bool> {
+    auto r1 = co_await saturn::close(a);
+    auto r2 = co_await saturn::close(b);
+    auto again = co_await saturn::close(a);  // already closed: EBADF, named "close"
+    co_return r1.has_value() && r2.has_value() && !again.has_value() &&
+        again.err() == std::errc::bad_file_descriptor && std::string(again.err().operation) == "close";
+  }(fds[0], fds[1]));
+  EXPECT_TRUE(ok);
+  EXPECT_EQ(::fcntl(fds[0], F_GETFD), -1);
 }

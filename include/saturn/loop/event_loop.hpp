@@ -103,6 +103,8 @@ class event_loop {
 
   // ---- file operations (src/loop/submit_fs.cpp): openat, statx, fsync, close.
 
+  /// close(2) of `fd` through the ring (IORING_OP_CLOSE). Completes with 0 or -errno.
+  void submit_close(operation* op, int fd);
   /// Registers fixed buffers for the *_fixed operations (replaces any previous set).
   std::error_code register_buffers(std::span<const ::iovec> buffers);
   /// Unregisters the fixed buffers.

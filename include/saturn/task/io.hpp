@@ -129,6 +129,13 @@ struct cancel_awaiter : io_awaiter<cancel_awaiter, int> {
   result<int> value(int res) const noexcept { return res; }
 };
 
+struct close_awaiter : io_awaiter<close_awaiter, void> {
+  int m_fd;
+  explicit close_awaiter(int fd) : io_awaiter("close"), m_fd(fd) {}
+  void submit(event_loop& l) { l.submit_close(this, m_fd); }
+  result<void> value(int) const noexcept { return {}; }
+};
+
 }  // namespace detail
 
 /// Awaits an IORING_OP_NOP (a round trip through the ring).
@@ -170,5 +177,9 @@ inline detail::timeout_awaiter kernel_timeout(std::chrono::nanoseconds d) noexce
 /// Cancels another in-flight operation: 0 cancelled, or an error (ENOENT: already
 /// completed or unknown; EALREADY: running and may still complete).
 inline detail::cancel_awaiter cancel(const operation* target) noexcept { return detail::cancel_awaiter(target); }
+
+/// Closes `fd` through the ring (IORING_OP_CLOSE). The descriptor is gone once the await
+/// ends, whatever the result; an error (EBADF, EIO from a deferred write) names "close".
+inline detail::close_awaiter close(int fd) noexcept { return detail::close_awaiter(fd); }
 
 }  // namespace saturn
