@@ -7,8 +7,8 @@
 // on, join handles held outside report task_abandoned, no thread is left behind (counted
 // in /proc/self/task), and the destructor does not wait for the sleeps. The asan-ubsan and
 // tsan builds check the same paths for use-after-free and races.
-#include <gtest/gtest.h>
-#include <saturn/saturn.hpp>
+#include "loop/test_support.hpp"
+#include "sched/pool_test_support.hpp"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -29,63 +29,8 @@
 
 namespace {
 
+using namespace saturn_test;
 using namespace std::chrono_literals;
-using saturn::join_handle;
-using saturn::pool_mode;
-using saturn::pool_options;
-using saturn::task;
-using saturn::thread_pool;
-
-#if defined(SATURN_TSAN) || defined(SATURN_ASAN)
-constexpr int k_slow = 4;
-#else
-constexpr int k_slow = 1;
-#endif
-
-struct pool_config {
-  pool_mode mode;
-  unsigned threads;
-};
-
-std::string config_name(const ::testing::TestParamInfo<pool_config>& info) {
-  return std::string(info.param.mode == pool_mode::io ? "io_" : "cpu_bound_") + std::to_string(info.param.threads);
-}
-
-pool_options options_for(const pool_config& c) {
-  pool_options o;
-  o.threads = c.threads;
-  o.mode = c.mode;
-  return o;
-}
-
-/// Empty when io_uring works here; otherwise why not (tests needing it are then skipped).
-const std::string& io_uring_unavailable() {
-  static const std::string why = [] {
-    std::string err;
-    std::thread([&err] {
-      try {
-        saturn::event_loop probe_loop;
-      } catch (const std::exception& e) {
-        err = e.what();
-        if (err.empty())
-          err = "event_loop construction failed";
-      }
-    }).join();
-    return err;
-  }();
-  return why;
-}
-
-template <class Pred>
-bool wait_until(Pred pred, std::chrono::milliseconds limit) {
-  const auto until = std::chrono::steady_clock::now() + limit;
-  while (!pred()) {
-    if (std::chrono::steady_clock::now() > until)
-      return pred();
-    std::this_thread::sleep_for(50us);
-  }
-  return true;
-}
 
 /// Threads of this process, not counting the kernel's io_uring workers (iou-wrk-*,
 /// iou-sqp-*), which the kernel retires on its own schedule.
@@ -190,22 +135,7 @@ task<int> yield_forever(probe pr) {
   co_return 0;
 }
 
-struct pipe_pair {
-  int r = -1;
-  int w = -1;
-  pipe_pair() {
-    int fds[2];
-    if (::pipe2(fds, O_CLOEXEC) != 0)
-      throw std::runtime_error("pipe2 failed");
-    r = fds[0];
-    w = fds[1];
-  }
-  ~pipe_pair() {
-    ::close(r);
-    ::close(w);
-  }
-  pipe_pair(const pipe_pair&) = delete;
-  pipe_pair& operator=(const pipe_pair&) = delete;
+struct pipe_pair : saturn_test::pipe_fds {
   /// True if a byte written now is read back: no cancelled read is still consuming data.
   bool intact() const {
     if (::write(w, "q", 1) != 1)
@@ -215,13 +145,7 @@ struct pipe_pair {
   }
 };
 
-class shutdown_test : public ::testing::TestWithParam<pool_config> {
- protected:
-  void SetUp() override {
-    if (GetParam().mode == pool_mode::io && !io_uring_unavailable().empty())
-      GTEST_SKIP() << "io_uring is not usable here: " << io_uring_unavailable();
-  }
-};
+class shutdown_test : public saturn_test::pool_test_base {};
 INSTANTIATE_TEST_SUITE_P(modes, shutdown_test,
                          ::testing::Values(pool_config{pool_mode::io, 1}, pool_config{pool_mode::io, 2},
                                            pool_config{pool_mode::io, 4}, pool_config{pool_mode::cpu_bound, 1},
@@ -229,13 +153,7 @@ INSTANTIATE_TEST_SUITE_P(modes, shutdown_test,
                                            pool_config{pool_mode::cpu_bound, 4}),
                          config_name);
 
-class io_shutdown_test : public ::testing::TestWithParam<pool_config> {
- protected:
-  void SetUp() override {
-    if (GetParam().mode == pool_mode::io && !io_uring_unavailable().empty())
-      GTEST_SKIP() << "io_uring is not usable here: " << io_uring_unavailable();
-  }
-};
+class io_shutdown_test : public saturn_test::pool_test_base {};
 INSTANTIATE_TEST_SUITE_P(io, io_shutdown_test,
                          ::testing::Values(pool_config{pool_mode::io, 1}, pool_config{pool_mode::io, 2},
                                            pool_config{pool_mode::io, 4}),

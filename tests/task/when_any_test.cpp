@@ -3,6 +3,8 @@
 // randomized run is checked against an oracle built from the children's completion log.
 #include <gtest/gtest.h>
 #include <saturn/saturn.hpp>
+
+#include "loop/test_support.hpp"
 #include <saturn/sched/thread_pool.hpp>
 #include <saturn/task/when_any.hpp>
 
@@ -57,23 +59,7 @@ struct child_error : std::runtime_error {
   explicit child_error(std::size_t i) : std::runtime_error("child " + std::to_string(i) + " failed"), index(i) {}
 };
 
-struct pipe_pair {
-  int r = -1;
-  int w = -1;
-  pipe_pair() {
-    int fds[2];
-    if (::pipe2(fds, O_CLOEXEC) != 0)
-      throw std::runtime_error("pipe2 failed");
-    r = fds[0];
-    w = fds[1];
-  }
-  ~pipe_pair() {
-    ::close(r);
-    ::close(w);
-  }
-  pipe_pair(const pipe_pair&) = delete;
-  pipe_pair& operator=(const pipe_pair&) = delete;
-};
+using pipe_pair = saturn_test::pipe_fds;
 
 /// Reads from an empty pipe: an io_uring read that stays in the kernel until cancelled.
 task<long> pipe_reader(int fd, bool& cancelled) {

@@ -1,0 +1,155 @@
+// thread_pool: yield fairness, wake-ups after the workers parked, and idle workers staying asleep.
+// Every parameterized test runs in both modes (io, cpu_bound) with 1, 2 and 4 workers unless
+// it needs an event loop. Oracles: per-item run counters and values computed independently.
+#include "sched/pool_test_support.hpp"
+
+namespace {
+
+using namespace saturn_test;
+using namespace std::chrono_literals;
+
+SATURN_POOL_TEST_SUITE(pool_fairness);
+
+// ---------------------------------------------------------------------------------------
+// fairness and wake-ups
+
+task<bool> spin_yielder(std::atomic<bool>* stop, std::atomic<int>* running, saturn::clock::time_point deadline) {
+  running->fetch_add(1);
+  while (!stop->load(std::memory_order_acquire)) {
+    co_await saturn::yield();
+    if (saturn::clock::now() > deadline)
+      co_return false;  // nobody stopped us: the others starved
+  }
+  co_return true;
+}
+
+task<int> counting(std::atomic<int>* progress, int n) {
+  for (int i = 0; i < n; ++i) {
+    progress->fetch_add(1, std::memory_order_relaxed);
+    co_await saturn::yield();
+  }
+  co_return n;
+}
+
+task<int> spawn_and_join_counter(thread_pool* pool, std::atomic<int>* progress, int n) {
+  co_return co_await pool->spawn(counting(progress, n));
+}
+
+task<int> timers_and_nops(int n) {
+  int ok = 0;
+  for (int i = 0; i < n; ++i) {
+    auto s = co_await saturn::sleep_for(500us);
+    auto r = co_await saturn::nop();
+    ok += (s && r) ? 1 : 0;
+  }
+  co_return ok;
+}
+
+task<bool> join_yielders(std::vector<join_handle<bool>> hs) {
+  bool ok = true;
+  for (auto& h : hs)
+    ok = (co_await std::move(h)) && ok;
+  co_return ok;
+}
+
+// Every worker is kept busy by tasks that yield in a loop; other tasks, posts from
+// outside, and (io mode) timers and I/O completions must still make progress.
+TEST_P(pool_fairness, yielding_tasks_do_not_starve_others) {
+  std::atomic<bool> stop{false};  // before the pool: the yielders read it until they end
+  std::atomic<int> running{0};
+  std::atomic<int> progress{0};
+  std::atomic<bool> posted_ran{false};
+  thread_pool pool(options_for(GetParam()));
+  const auto deadline = saturn::clock::now() + 10s * k_slow;
+  std::vector<join_handle<bool>> yielders;
+  const int n_yielders = static_cast<int>(GetParam().threads) + 1;
+  for (int i = 0; i < n_yielders; ++i)
+    yielders.push_back(pool.spawn(spin_yielder(&stop, &running, deadline)));
+  ASSERT_TRUE(wait_until([&] { return running.load() == n_yielders; }, 10'000ms * k_slow));
+
+  // a task spawned from outside, and one spawned from a task (LIFO slot of a busy worker)
+  EXPECT_EQ(pool.block_on(counting(&progress, 1000)), 1000);
+  EXPECT_EQ(pool.block_on(spawn_and_join_counter(&pool, &progress, 1000)), 1000);
+  // a posted callable
+  pool.post([&posted_ran] { posted_ran.store(true); });
+  EXPECT_TRUE(wait_until([&] { return posted_ran.load(); }, 10'000ms * k_slow)) << "a posted callable starved";
+  // timers and I/O completions on busy workers
+  if (GetParam().mode == pool_mode::io) {
+    EXPECT_EQ(pool.block_on(timers_and_nops(20)), 20);
+  }
+
+  stop.store(true, std::memory_order_release);
+  EXPECT_TRUE(pool.block_on(join_yielders(std::move(yielders)))) << "a yielder hit its deadline: others starved";
+}
+
+task<void> bump(std::atomic<int>* seen) {
+  seen->fetch_add(1);
+  co_return;
+}
+
+task<void> relay(thread_pool* pool, std::atomic<int>* seen) {
+  co_await saturn::yield();
+  (void)pool->spawn(bump(seen));  // spawned from a worker, detached
+}
+
+task<void> sleeper_bump(std::atomic<int>* seen) {
+  (void)co_await saturn::sleep_for(1ms);
+  seen->fetch_add(1);
+}
+
+// The workers go idle and park (5 ms is ~100x the spin before parking); then one unit of
+// work arrives from outside. It must run: 200 times, through every submission path.
+TEST_P(pool_fairness, wakeups_after_parking_are_not_lost) {
+  std::atomic<int> seen{0};  // before the pool: outlives every posted item
+  thread_pool pool(options_for(GetParam()));
+  auto sub = pool.register_submitter();
+  const int kinds = GetParam().mode == pool_mode::io ? 6 : 5;
+  for (int i = 0; i < 200; ++i) {
+    std::this_thread::sleep_for(5ms);
+    switch (i % kinds) {
+      case 0: pool.post([&seen] { seen.fetch_add(1); }); break;
+      case 1: (void)pool.spawn(bump(&seen)); break;
+      case 2: sub.post([&seen] { seen.fetch_add(1); }); break;
+      case 3: (void)sub.spawn(bump(&seen)); break;
+      case 4: (void)pool.spawn(relay(&pool, &seen)); break;
+      case 5: (void)pool.spawn(sleeper_bump(&seen)); break;  // a timer on a parked worker
+    }
+    ASSERT_TRUE(wait_until([&] { return seen.load() == i + 1; }, 10'000ms))
+        << "iteration " << i << " (kind " << i % kinds << "): the work never ran: a lost wake-up";
+  }
+}
+
+double process_cpu_ms() {
+  timespec ts;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) * 1e-6;
+}
+
+// Once the work is done the workers go to sleep and stay asleep: an idle pool costs no
+// CPU. (A worker that ends an unsuccessful search must not wake a sleeper just to have it
+// search the empty pool too, and wake the next.) Three bursts, each followed by 200 ms of
+// idleness in which the whole process may use at most 10% of one CPU.
+TEST_P(pool_fairness, idle_workers_stay_asleep) {
+  thread_pool pool(options_for(GetParam()));
+  constexpr std::uint64_t n = 2000;
+  std::uint64_t expected = 0;
+  for (std::uint64_t i = 0; i < n; ++i)
+    expected += mix(i);
+  for (int cycle = 0; cycle < 3; ++cycle) {
+    std::atomic<int> done{0};
+    for (int i = 0; i < 1000; ++i)
+      pool.post([&done] { done.fetch_add(1); });
+    auto ran = make_flags(n);
+    EXPECT_EQ(pool.block_on(fan_out(&pool, n, ran.get())), expected);
+    ASSERT_TRUE(wait_until([&] { return done.load() == 1000; }, 10'000ms * k_slow));
+    std::this_thread::sleep_for(20ms);  // searches end, workers park
+    const double c0 = process_cpu_ms();
+    std::this_thread::sleep_for(200ms);
+    const double used = process_cpu_ms() - c0;
+    EXPECT_LT(used, 20.0) << "cycle " << cycle << ": the idle pool used " << used
+                          << " ms of CPU in 200 ms: workers keep waking each other";
+  }
+}
+
+
+}  // namespace
