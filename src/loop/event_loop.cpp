@@ -35,6 +35,7 @@ event_loop::event_loop(const loop_options& opts) {
                             "saturn: eventfd() for the loop's wake-up failed (out of file descriptors? raise "
                             "RLIMIT_NOFILE)");
   m_wake_op.m_complete = nullptr;  // dispatched specially (see dispatch())
+  m_ring->exempt_from_faults(reinterpret_cast<std::uint64_t>(&m_wake_op));
   m_prev_current = t_current;
   t_current = this;
 }

@@ -2,6 +2,8 @@
 // io_uring_enter per loop iteration.
 #include "ring/ring.hpp"
 
+#include "ring/faults.hpp"
+
 #include <sys/resource.h>
 
 #include <atomic>
@@ -91,6 +93,12 @@ std::string describe_setup_error(int err, unsigned entries) {
 uring::uring(const setup_options& opts) {
   // At least 2: a linked pair (operation + LINK_TIMEOUT) must fit in one submission.
   const unsigned entries = opts.entries == 0 ? 256 : (opts.entries < 2 ? 2 : opts.entries);
+  std::shared_ptr<testing::fault_state> faults = testing::current_fault_state();
+  if (faults && faults->setup_failures_left.fetch_sub(1) > 0) {
+    faults->stats.setup_failures.fetch_add(1);
+    const int err = faults->plan.setup_error;
+    throw std::system_error(err, std::system_category(), describe_setup_error(err, entries));
+  }
   int result = -EINVAL;
   int chosen = -1;
   for (int i = g_first_candidate.load(std::memory_order_relaxed); i < k_candidate_count; ++i) {
@@ -134,6 +142,8 @@ uring::uring(const setup_options& opts) {
   }
   m_features.msg_ring = supports(IORING_OP_MSG_RING);
   m_features.registered_fd = io_uring_register_ring_fd(&m_ring) == 1;
+  if (faults)
+    m_faults = std::make_unique<ring_faults>(std::move(faults));
 }
 
 uring::~uring() { io_uring_queue_exit(&m_ring); }
@@ -151,6 +161,8 @@ void uring::get_sqe_slow_flush() {
   // (-EBUSY/-EAGAIN); then copy the ready CQEs aside (no completion runs re-entrantly) and
   // let it flush its overflow list into the CQ, and try again.
   for (int attempt = 0; attempt < 1'000'000; ++attempt) {
+    if (m_faults)
+      apply_faults();
     int r = io_uring_submit(&m_ring);
     if (r > 0 || (r == 0 && io_uring_sq_ready(&m_ring) == 0))
       return;
@@ -194,6 +206,8 @@ void uring::copy_aside() {
 }
 
 int uring::enter(unsigned wait_nr, std::int64_t timeout_ns) {
+  if (m_faults) [[unlikely]]
+    apply_faults();
   if (timeout_ns < 0)
     return io_uring_submit_and_wait(&m_ring, wait_nr);
   __kernel_timespec ts{};
@@ -201,6 +215,15 @@ int uring::enter(unsigned wait_nr, std::int64_t timeout_ns) {
   ts.tv_nsec = timeout_ns % 1'000'000'000;
   io_uring_cqe* cqe = nullptr;
   return io_uring_submit_and_wait_timeout(&m_ring, &cqe, wait_nr, &ts, nullptr);
+}
+
+void uring::apply_faults() noexcept { m_faults->on_submit(m_ring, m_ring.sq.sqe_head, m_ring.sq.sqe_tail); }
+
+int uring::fault_result(std::uint64_t user_data, int res) noexcept { return m_faults->on_cqe(user_data, res); }
+
+void uring::exempt_from_faults(std::uint64_t user_data) noexcept {
+  if (m_faults)
+    m_faults->exempt(user_data);
 }
 
 }  // namespace saturn::ring

@@ -14,11 +14,14 @@
 #include <liburing.h>
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <system_error>
 #include <vector>
 
 namespace saturn::ring {
+
+class ring_faults;
 
 /// What the kernel gave us, probed at setup. Read-only after construction.
 struct features {
@@ -84,7 +87,11 @@ class uring {
   int enter(unsigned wait_nr, std::int64_t timeout_ns);
 
   /// Submits pending SQEs and flushes deferred completions into the CQ without waiting.
-  int submit_and_get_events() { return io_uring_submit_and_get_events(&m_ring); }
+  int submit_and_get_events() {
+    if (m_faults) [[unlikely]]
+      apply_faults();
+    return io_uring_submit_and_get_events(&m_ring);
+  }
 
   /// Calls `fn(user_data, res, flags)` for every ready CQE (copied-aside ones first) and
   /// returns how many were seen. `fn` may prepare new SQEs, even flush the SQ: each CQE is
@@ -93,6 +100,8 @@ class uring {
   template <class Fn>
   unsigned reap(Fn&& fn) {
     unsigned n = 0;
+    if (m_faults) [[unlikely]]
+      return reap_faulted(fn);
     if (!m_copied.empty()) [[unlikely]]
       n += drain_copied(fn);
     io_uring_cq& cq = m_ring.cq;
@@ -138,8 +147,38 @@ class uring {
   int fd() const { return m_ring.ring_fd; }
   io_uring* raw() { return &m_ring; }
 
+  /// Under fault injection (saturn/testing/fault_injection.hpp): never fault the
+  /// operation with this user_data (the loop's own wake read).
+  void exempt_from_faults(std::uint64_t user_data) noexcept;
+
  private:
   io_uring_sqe* get_sqe_slow();
+  /// Lets the fault injector see the SQEs about to be submitted.
+  void apply_faults() noexcept;
+  /// reap() under fault injection: results of failed operations substituted.
+  template <class Fn>
+  unsigned reap_faulted(Fn& fn) {
+    auto substituted = [this, &fn](std::uint64_t ud, int res, unsigned flags) { fn(ud, fault_result(ud, res), flags); };
+    unsigned n = 0;
+    if (!m_copied.empty())
+      n += drain_copied(substituted);
+    unsigned head;
+    io_uring_cqe* cqe;
+    for (;;) {
+      head = *m_ring.cq.khead;
+      if (head == io_uring_smp_load_acquire(m_ring.cq.ktail))
+        break;
+      cqe = &m_ring.cq.cqes[head & m_ring.cq.ring_mask];
+      const std::uint64_t ud = cqe->user_data;
+      const std::int32_t res = cqe->res;
+      const std::uint32_t flags = cqe->flags;
+      io_uring_smp_store_release(m_ring.cq.khead, head + 1);
+      substituted(ud, res, flags);
+      ++n;
+    }
+    return n;
+  }
+  int fault_result(std::uint64_t user_data, int res) noexcept;
   void get_sqe_slow_flush();
   void copy_aside();
   template <class Fn>
@@ -157,6 +196,7 @@ class uring {
   features m_features;
   std::vector<bool> m_supported;
   std::vector<cqe_copy> m_copied;
+  std::unique_ptr<ring_faults> m_faults;  // null unless a testing::fault_scope was live at setup
 };
 
 }  // namespace saturn::ring
