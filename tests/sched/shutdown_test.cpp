@@ -23,6 +23,7 @@
 #include <memory>
 #include <optional>
 #include <random>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -32,13 +33,13 @@ namespace {
 using namespace saturn_test;
 using namespace std::chrono_literals;
 
-/// Threads of this process, not counting the kernel's io_uring workers (iou-wrk-*,
+/// Thread ids of this process, not counting the kernel's io_uring workers (iou-wrk-*,
 /// iou-sqp-*), which the kernel retires on its own schedule.
-int count_threads() {
-  int n = 0;
+std::set<int> thread_ids() {
+  std::set<int> ids;
   DIR* d = ::opendir("/proc/self/task");
   if (d == nullptr)
-    return -1;
+    return ids;
   while (dirent* e = ::readdir(d)) {
     if (e->d_name[0] < '0' || e->d_name[0] > '9')
       continue;
@@ -47,23 +48,32 @@ int count_threads() {
     std::getline(comm, name);
     if (name.rfind("iou-", 0) == 0)
       continue;
-    ++n;
+    ids.insert(std::atoi(e->d_name));
   }
   ::closedir(d);
+  return ids;
+}
+
+/// The threads alive before a pool is made. A sanitizer may start a helper thread of its
+/// own at the first pthread_create of the process, so one thread is made (and joined) first.
+std::set<int> baseline_threads() {
+  std::thread([] {}).join();
+  return thread_ids();
+}
+
+/// Threads now alive that were not in `baseline`. Compared by id, not by count: a thread
+/// left from an earlier test (an idle spawn_blocking thread timing out) may exit meanwhile.
+std::size_t new_threads(const std::set<int>& baseline) {
+  std::size_t n = 0;
+  for (int id : thread_ids())
+    n += baseline.count(id) == 0 ? 1 : 0;
   return n;
 }
 
-/// The thread count before a pool is made. A sanitizer may start a helper thread of its
-/// own at the first pthread_create of the process, so one thread is made (and joined) first.
-int baseline_threads() {
-  std::thread([] {}).join();
-  return count_threads();
-}
-
 /// A joined thread may still be listed for a moment after pthread_join returns.
-void expect_threads_back_to(int baseline) {
-  EXPECT_TRUE(wait_until([&] { return count_threads() == baseline; }, 2000ms))
-      << "threads left behind: " << count_threads() << " now, " << baseline << " before the pool";
+void expect_threads_back_to(const std::set<int>& baseline) {
+  EXPECT_TRUE(wait_until([&] { return new_threads(baseline) == 0; }, 2000ms))
+      << "threads left behind: " << new_threads(baseline) << " not there before the pool";
 }
 
 /// Counts objects living in frames and callables: created when made, destroyed when the
@@ -204,7 +214,7 @@ task<void> hog(thread_pool* pool, hog_state* hs, probe_counts* c) {
 }
 
 TEST_P(shutdown_test, queued_tasks_and_callables_never_started_are_destroyed_once) {
-  const int baseline = baseline_threads();
+  const std::set<int> baseline = baseline_threads();
   probe_counts c;
   std::vector<join_handle<int>> held;  // handles to never-started tasks, kept past the pool
   hog_state hs;  // outlives the pool: the hogs read it until the destructor stops them
@@ -265,7 +275,7 @@ task<void> spread(thread_pool* pool, probe_counts* c, int fd, int n) {
 }
 
 TEST_P(io_shutdown_test, suspended_on_sleeps_reads_and_joins) {
-  const int baseline = baseline_threads();
+  const std::set<int> baseline = baseline_threads();
   probe_counts c;
   pipe_pair p;  // outlives the pool: reads are cancelled while it is open
   std::vector<pipe_pair> more(4);
@@ -355,7 +365,7 @@ TEST_P(io_shutdown_test, handles_held_outside_report_task_abandoned) {
 // joins of them.
 
 TEST_P(shutdown_test, yielding_forever_and_joins_of_them) {
-  const int baseline = baseline_threads();
+  const std::set<int> baseline = baseline_threads();
   probe_counts c;
   {
     thread_pool pool(options_for(GetParam()));
@@ -389,7 +399,7 @@ task<int> awaits_blocking(thread_pool* pool, probe pr, std::atomic<int>* calls_s
 }
 
 TEST_P(shutdown_test, tasks_awaiting_spawn_blocking) {
-  const int baseline = baseline_threads();
+  const std::set<int> baseline = baseline_threads();
   probe_counts c;
   std::atomic<int> calls_started{0};
   {
@@ -433,7 +443,7 @@ task<int> random_work(thread_pool* pool, probe pr, std::uint32_t seed, int depth
 }
 
 TEST_P(shutdown_test, destroyed_at_random_moments_of_random_work) {
-  const int baseline = baseline_threads();
+  const std::set<int> baseline = baseline_threads();
   std::minstd_rand rng(0x5eed);
   const bool io = GetParam().mode == pool_mode::io;
   for (int round = 0; round < 20; ++round) {
@@ -450,7 +460,7 @@ TEST_P(shutdown_test, destroyed_at_random_moments_of_random_work) {
 }
 
 TEST_P(shutdown_test, idle_pool_leaves_no_thread) {
-  const int baseline = baseline_threads();
+  const std::set<int> baseline = baseline_threads();
   for (int i = 0; i < 20; ++i) {
     thread_pool pool(options_for(GetParam()));
     if (i % 2 == 0)
