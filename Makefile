@@ -1,5 +1,5 @@
 # Thin front over CMake presets. `make test` and `make bench` are the two commands.
-.PHONY: test bench build release asan-ubsan tsan clang clang-release stress clean
+.PHONY: test bench build release asan-ubsan tsan tsan-concurrency clang clang-release stress clean
 
 JOBS ?= 2
 
@@ -11,6 +11,14 @@ test:
 	cmake --preset asan-ubsan >/dev/null
 	cmake --build --preset asan-ubsan -j $(JOBS)
 	ctest --preset asan-ubsan
+	$(MAKE) --no-print-directory tsan-concurrency
+
+# ThreadSanitizer over the modules whose code is concurrent (scheduler, sync, processes).
+TSAN_MODULES ?= sched sync proc
+tsan-concurrency:
+	cmake --preset tsan >/dev/null
+	cmake --build --preset tsan -j $(JOBS) --target $(foreach m,$(TSAN_MODULES),$(if $(wildcard tests/$(m)),test_$(m)))
+	ctest --preset tsan -L '^($(subst $(eval) ,|,$(strip $(foreach m,$(TSAN_MODULES),$(if $(wildcard tests/$(m)),$(m))))))$$'
 
 bench:
 	scripts/deps bench
