@@ -66,16 +66,24 @@ class callback_start {
   using V = value_of<E>;
   struct receiver {
     callback_start* m_self;
+    // The outcome is built right in fn's argument (one object, no move).
     template <class... A>
     void set_value(A&&... a) noexcept {
+      callback_start* self = m_self;
       if constexpr (std::is_void_v<V>)
-        m_self->finish(outcome<void>());
+        self->m_fn(outcome<void>());
       else
-        m_self->finish(outcome<V>(V(std::forward<A>(a)...)));
+        self->m_fn(outcome<V>(V(std::forward<A>(a)...)));
+      self->destroy();
     }
-    void set_error(failure f) noexcept { m_self->finish(outcome<V>(std::move(f))); }
+    void set_error(failure f) noexcept {
+      callback_start* self = m_self;
+      self->m_fn(outcome<V>(std::move(f)));
+      self->destroy();
+    }
     env get_env() const noexcept {
-      return env{m_self->m_loop, scheduler::current(), m_self->m_token.stop_possible() ? &m_self->m_token : nullptr};
+      // sched stays null: from_task falls back to the calling thread's scheduler.
+      return env{m_self->m_loop, nullptr, m_self->m_token.stop_possible() ? &m_self->m_token : nullptr};
     }
   };
 
@@ -92,8 +100,7 @@ class callback_start {
   void start() noexcept { m_op.start(); }
 
  private:
-  void finish(outcome<V>&& o) noexcept {
-    m_fn(std::move(o));
+  void destroy() noexcept {
     event_loop* loop = m_loop;
     // lifetime: the operation state called us as its last action; we are its owner.
     this->~callback_start();

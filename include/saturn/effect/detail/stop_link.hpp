@@ -10,8 +10,10 @@
 ///   idle ──stop on another thread──▶ posted; a runnable embedded here goes to the loop,
 ///        which moves posted ──▶ requested and cancels, or, if the operation completed
 ///        meanwhile (done_after_post), delivers itself.
-/// Exactly one side delivers. Nothing is armed when the token cannot be stopped (the
-/// fast path costs one test), so a pipeline started without a stop token pays nothing.
+/// Exactly one side delivers. Nothing is armed — not even initialized: the callback and
+/// the posted node are raw storage constructed only by arm() / a cross-thread stop — when
+/// the token cannot be stopped, so a pipeline started without a stop token pays one test
+/// on start and one on completion.
 #pragma once
 
 #include <saturn/effect/core.hpp>
@@ -19,7 +21,8 @@
 
 #include <atomic>
 #include <cstdint>
-#include <optional>
+#include <memory>
+#include <new>
 #include <stop_token>
 
 namespace saturn::effect::detail {
@@ -35,8 +38,10 @@ class stop_link {
     m_loop = loop;
     if (!e.stoppable()) [[likely]]
       return;
-    m_state.store(arming, std::memory_order_relaxed);
-    m_cb.emplace(*e.token, request{this});
+    ::new (static_cast<void*>(&m_state)) std::atomic<std::uint8_t>(arming);
+    m_armed = true;
+    // lifetime: destroyed by disarm() (before delivering) or the destructor.
+    ::new (static_cast<void*>(m_cb)) callback(*e.token, request{this});
     std::uint8_t expected = arming;
     if (m_state.compare_exchange_strong(expected, idle, std::memory_order_acq_rel))
       return;
@@ -50,7 +55,7 @@ class stop_link {
   /// Called on completion (loop thread). False when a cross-thread request is in flight:
   /// its runnable delivers instead.
   bool complete_may_deliver() noexcept {
-    if (!m_cb) [[likely]]
+    if (!m_armed) [[likely]]
       return true;
     // ordering: acq_rel pairs with the requesting thread's CAS.
     return m_state.exchange(done, std::memory_order_acq_rel) != posted;
@@ -58,7 +63,17 @@ class stop_link {
 
   /// Drops the registration; call just before delivering. (If the callback is running on
   /// another thread this waits for it to return: it only posts, so briefly.)
-  void disarm() noexcept { m_cb.reset(); }
+  void disarm() noexcept {
+    if (m_armed) {
+      m_armed = false;
+      std::destroy_at(std::launder(reinterpret_cast<callback*>(m_cb)));
+    }
+  }
+
+  stop_link() noexcept {}
+  ~stop_link() { disarm(); }
+  stop_link(const stop_link&) = delete;
+  stop_link& operator=(const stop_link&) = delete;
 
   event_loop* m_loop = nullptr;
 
@@ -81,9 +96,10 @@ class stop_link {
     }
     if (m_state.compare_exchange_strong(expected, posted, std::memory_order_acq_rel) ||
         (expected == arming && m_state.compare_exchange_strong(expected, posted, std::memory_order_acq_rel))) {
-      m_node.m_fn = &run_posted;
-      m_node.self = this;
-      m_loop->post_remote(&m_node);
+      auto* node = ::new (static_cast<void*>(m_node)) posted_node;
+      node->m_fn = &run_posted;
+      node->self = this;
+      m_loop->post_remote(node);
     }
   }
 
@@ -101,9 +117,13 @@ class stop_link {
     stop_link* self = nullptr;
   };
 
-  std::atomic<std::uint8_t> m_state{idle};
-  posted_node m_node;
-  std::optional<std::stop_callback<request>> m_cb;
+  using callback = std::stop_callback<request>;
+  union {
+    std::atomic<std::uint8_t> m_state;  // constructed by arm()
+  };
+  bool m_armed = false;
+  alignas(posted_node) unsigned char m_node[sizeof(posted_node)];  // built when a stop is posted
+  alignas(callback) unsigned char m_cb[sizeof(callback)];            // built by arm()
 };
 
 }  // namespace saturn::effect::detail
