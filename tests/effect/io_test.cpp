@@ -146,6 +146,36 @@ TEST(effect_io, a_stop_from_another_thread_cancels_a_read) {
   EXPECT_TRUE(canceled);
 }
 
+TEST(effect_io, an_outer_stop_reaches_every_branch_through_let_value_and_when_all) {
+  saturn_test::watchdog dog(20s, "outer stop of a composite");
+  saturn::event_loop loop;
+  pipe_fds a, b;
+  std::string ba(1, '\0'), bb(1, '\0');
+  std::stop_source src;
+  bool done = false;
+  int then_calls = 0;
+  auto e = fx::just(0) | fx::let_value([&](int&) {
+             return fx::when_all(fx::read(a.r, bytes(ba)), fx::read(b.r, bytes(bb)));
+           }) |
+           fx::then([&](std::tuple<std::size_t, std::size_t> t) {
+             ++then_calls;
+             return std::get<0>(t);
+           });
+  fx::start(std::move(e), loop,
+            [&](fx::outcome<std::size_t> o) {
+              ASSERT_FALSE(o.has_value());
+              EXPECT_TRUE(o.error().is_canceled()) << o.error().message();
+              done = true;
+            },
+            src.get_token());
+  loop.run_once(false);
+  EXPECT_EQ(loop.in_flight(), 2u);
+  src.request_stop();
+  run_until(loop, done);
+  EXPECT_EQ(then_calls, 0);
+  EXPECT_EQ(loop.in_flight(), 0u);
+}
+
 TEST(effect_io, with_timeout_cancels_a_read_and_awaits_it) {
   saturn_test::watchdog dog(20s, "with_timeout of a read");
   saturn::event_loop loop;
