@@ -266,7 +266,7 @@ struct then_effect : effect_base<then_effect<E, F>> {
                 "that value type (or no argument when it is void)");
   using value_type = typename detail::value_invoke<F&, in_type>::type;
   static_assert(!std::is_reference_v<value_type>, "then(f): f must return a value, not a reference");
-  static constexpr bool completes_inline = completes_inline<E>;
+  static constexpr bool completes_inline = E::completes_inline;
 
   E m_e;
   [[no_unique_address]] F m_f;
@@ -330,7 +330,7 @@ struct upon_error_effect : effect_base<upon_error_effect<E, F>> {
                     ? std::is_void_v<std::invoke_result_t<F&, const failure&>>
                     : std::is_convertible_v<std::invoke_result_t<F&, const failure&>, value_type>,
                 "upon_error(f): f must return the value type of the effect before it (void for void)");
-  static constexpr bool completes_inline = completes_inline<E>;
+  static constexpr bool completes_inline = E::completes_inline;
   E m_e;
   [[no_unique_address]] F m_f;
   upon_error_effect(E e, F f) : m_e(std::move(e)), m_f(std::move(f)) {}

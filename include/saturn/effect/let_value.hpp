@@ -119,7 +119,7 @@ struct let_value_effect : effect_base<let_value_effect<E, F>> {
   using next_type = std::remove_cvref_t<typename detail::let_result<F, value_of<E>>::type>;
   static_assert(an_effect<next_type>, "let_value(f): f must return an effect (e.g. just(x), nop(), a pipeline)");
   using value_type = value_of<next_type>;
-  static constexpr bool completes_inline = completes_inline<E> && next_type::completes_inline;
+  static constexpr bool completes_inline = E::completes_inline && next_type::completes_inline;
   E m_e;
   [[no_unique_address]] F m_f;
   let_value_effect(E e, F f) : m_e(std::move(e)), m_f(std::move(f)) {}
