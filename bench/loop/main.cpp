@@ -7,7 +7,9 @@ int main(int argc, char** argv) {
   bench::args a;
   a.threads = 1;
   const std::vector<std::string> known = {"nop_batched_128", "nop_pingpong",          "await_pingpong",
-                                          "timer_churn",     "timer_churn_kernel",    "read_4k_fixed_vs_plain"};
+                                          "timer_churn",     "timer_churn_kernel",    "read_4k_fixed_vs_plain",
+                                          "effect_direct",   "effect_veneer",         "effect_io",
+                                          "effect_io_callback"};
   bench::add_common_flags(app, a, known);
   CLI11_PARSE(app, argc, argv);
   if (a.threads != 1)
@@ -25,5 +27,9 @@ int main(int argc, char** argv) {
     loop_bench::timer_churn_kernel(a);
   if (a.wants("read_4k_fixed_vs_plain"))
     loop_bench::read_4k_fixed_vs_plain(a);
+  if (a.wants("effect_direct") || a.wants("effect_veneer"))
+    loop_bench::effect_pure(a);
+  if (a.wants("effect_io") || a.wants("effect_io_callback"))
+    loop_bench::effect_io(a);
   return 0;
 }

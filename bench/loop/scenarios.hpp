@@ -11,5 +11,9 @@ void timer_churn(const bench::args& a);
 void timer_churn_kernel(const bench::args& a);
 void read_4k_fixed_vs_plain(const bench::args& a);
 void await_pingpong(const bench::args& a);
+/// effect_direct + effect_veneer (interleaved), effect.cpp.
+void effect_pure(const bench::args& a);
+/// effect_io + effect_io_callback (interleaved), effect.cpp.
+void effect_io(const bench::args& a);
 
 }  // namespace loop_bench

@@ -2,6 +2,7 @@
 /// The umbrella header: everything saturn offers.
 #pragma once
 
+#include <saturn/effect/effect.hpp>
 #include <saturn/loop/event_loop.hpp>
 #include <saturn/result.hpp>
 #include <saturn/task/io.hpp>

@@ -16,7 +16,7 @@ _HIGHER = {"ops_per_sec", "msgs_per_sec", "rps", "hops_per_sec"}
 
 UNITS = {
     "ops_per_sec": "ops/s", "msgs_per_sec": "msgs/s", "rps": "req/s", "hops_per_sec": "hops/s",
-    "ns_per_op": "ns/op", "ns_per_timer": "ns/timer", "ns_per_op_fixed": "ns/op fixed",
+    "ns_per_op": "ns/op", "ns_per_eval": "ns/eval", "ns_per_timer": "ns/timer", "ns_per_op_fixed": "ns/op fixed",
     "ns_per_op_plain": "ns/op plain", "ns_per_task": "ns/task", "ns_per_switch": "ns/switch",
     "spawn_ns_per_proc": "spawn ns/proc", "bytes_per_task": "B/task", "peak_rss_kib": "peak RSS KiB",
     "p50_us": "p50 µs", "p95_us": "p95 µs", "p99_us": "p99 µs", "p999_us": "p99.9 µs",

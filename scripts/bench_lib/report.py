@@ -173,6 +173,19 @@ def _unpaired_lines(summary: dict) -> list:
     return ["", "Not compared:", ""] + out if out else []
 
 
+def _baseline_lines(summary: dict) -> list:
+    """Ratios of saturn scenarios against other saturn scenarios (suite.baselines)."""
+    out = []
+    for r in summary["rows"]:
+        sr = r.get("self_ratio")
+        if not sr:
+            continue
+        spread = f" ({fmt_ratio(sr['min'])}–{fmt_ratio(sr['max'])})" if sr["n"] > 1 else ""
+        out.append(f"- {r['scenario']} ÷ {sr['vs_scenario']} ({label(r['figure'])} {arrow(r['figure'])}): "
+                   f"{fmt_ratio(sr['median'])}{spread}")
+    return ["", "Within saturn (same run, pair by pair per round):", ""] + out if out else []
+
+
 def _failure_lines(summary: dict) -> list:
     if not summary["failures"]:
         return []
@@ -236,6 +249,7 @@ def suite_body(suite, summary: dict, results_rel: str, plot_rel: str | None) -> 
         lines += ["", "System calls of one walk of the deep tree (`strace -f -c`):", ""] + strace
     if plot_rel:
         lines += ["", f"![{suite.name}: saturn against its peers]({plot_rel})"]
+    lines += _baseline_lines(summary)
     lines += _unpaired_lines(summary) + _failure_lines(summary) + _noisy_lines(summary)
     return "\n".join(lines)
 

@@ -5,7 +5,9 @@ walk's syscall counts. Per row and runtime: median, min, max over the rounds in 
 that runtime's run passed its checks. Per row and peer: the ratio saturn/peer taken
 pair by pair within a round (both runs passed), then the median (and min, max) of those
 ratios. A saturn-only scenario with an alias (loop: await_pingpong -> nop_pingpong) is
-compared with the peer's aliased scenario.
+compared with the peer's aliased scenario. A scenario with a *baseline* (loop:
+effect_veneer -> effect_direct) also gets `self_ratio`: saturn's figure over saturn's
+baseline scenario, pair by pair within a round.
 """
 
 from __future__ import annotations
@@ -80,6 +82,12 @@ def make_rows(suite, cells: dict, runtimes: list) -> list:
                 row["ratios"][rt] = _spread(ratios)
                 if not by_rt.get(rt):
                     row["ratios"][rt]["vs_scenario"] = alias
+        base = getattr(suite, "baselines", {}).get(scenario)
+        if base:
+            ratios = _ratios(by_rt.get("saturn", {}),
+                             cells.get((kind, base, threads, fig), {}).get("saturn", {}))
+            if ratios:
+                row["self_ratio"] = _spread(ratios) | {"vs_scenario": base}
         rows.append(row)
     return rows
 

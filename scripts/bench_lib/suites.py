@@ -40,6 +40,7 @@ class Suite:
     figures: dict = field(default_factory=dict)  # scenario -> table figures; "*" default
     gate: dict = field(default_factory=dict)  # scenario -> figures the A/B gate uses
     aliases: dict = field(default_factory=dict)  # saturn-only scenario -> peer scenario
+    baselines: dict = field(default_factory=dict)  # saturn scenario -> saturn scenario it is compared with
     plan_round: Callable | None = None  # overrides the generic per-job interleaving
     note: str = ""
 
@@ -84,8 +85,11 @@ def _program_step(run: SuiteRun, rt: Runtime, job: str, argv: list, scenarios: t
 
 
 LOOP_SCENARIOS = ("nop_batched_128", "nop_pingpong", "await_pingpong", "timer_churn",
-                  "timer_churn_kernel", "read_4k_fixed_vs_plain")
-LOOP_SATURN_ONLY = ("await_pingpong", "timer_churn_kernel")
+                  "timer_churn_kernel", "read_4k_fixed_vs_plain", "effect_direct", "effect_veneer",
+                  "effect_io", "effect_io_callback")
+# Tier C (effects) against the same work written by hand: saturn only, compared within saturn.
+LOOP_EFFECT = ("effect_direct", "effect_veneer", "effect_io", "effect_io_callback")
+LOOP_SATURN_ONLY = ("await_pingpong", "timer_churn_kernel") + LOOP_EFFECT
 
 
 def loop_steps(run: SuiteRun, rt: Runtime) -> list:
@@ -95,7 +99,7 @@ def loop_steps(run: SuiteRun, rt: Runtime) -> list:
     if rt.name != "saturn":
         argv += ["--setup", "defer"]  # SINGLE_ISSUER | DEFER_TASKRUN, like saturn's loop
         scenarios = tuple(s for s in LOOP_SCENARIOS if s not in LOOP_SATURN_ONLY)
-    return [_program_step(run, rt, "all", argv, scenarios, 7.0, 1)]
+    return [_program_step(run, rt, "all", argv, scenarios, 8.5, 1)]
 
 
 SPAWN_SCENARIOS = ("spawn_join_1m", "suspended_100k", "yield_pingpong")
@@ -236,17 +240,25 @@ def _make_suites() -> dict:
               figures={"nop_batched_128": ("ops_per_sec", "ns_per_op"),
                        "nop_pingpong": ("ns_per_op",), "await_pingpong": ("ns_per_op",),
                        "timer_churn": ("ns_per_timer",), "timer_churn_kernel": ("ns_per_timer",),
-                       "read_4k_fixed_vs_plain": ("ns_per_op_fixed", "ns_per_op_plain")},
+                       "read_4k_fixed_vs_plain": ("ns_per_op_fixed", "ns_per_op_plain"),
+                       "effect_direct": ("ns_per_eval",), "effect_veneer": ("ns_per_eval",),
+                       "effect_io": ("ns_per_op",), "effect_io_callback": ("ns_per_op",)},
               gate={"nop_batched_128": ("ops_per_sec",), "nop_pingpong": ("ns_per_op",),
                     "await_pingpong": ("ns_per_op",), "timer_churn": ("ns_per_timer",),
                     "timer_churn_kernel": ("ns_per_timer",),
-                    "read_4k_fixed_vs_plain": ("ns_per_op_fixed", "ns_per_op_plain")},
+                    "read_4k_fixed_vs_plain": ("ns_per_op_fixed", "ns_per_op_plain"),
+                    "effect_veneer": ("ns_per_eval",), "effect_io": ("ns_per_op",)},
               aliases={"await_pingpong": "nop_pingpong", "timer_churn_kernel": "timer_churn"},
+              baselines={"effect_veneer": "effect_direct", "effect_io": "effect_io_callback"},
               note="One thread, one ring. The peer runs with `--setup defer` "
                    "(SINGLE_ISSUER | DEFER_TASKRUN), the setup saturn uses. await_pingpong "
                    "and timer_churn_kernel (one kernel timeout per timer, through saturn's "
                    "loop) exist only for saturn; their ratios are against liburing's "
-                   "nop_pingpong and timer_churn, the raw floor."),
+                   "nop_pingpong and timer_churn, the raw floor. The effect_* scenarios (tier C) "
+                   "are saturn only and compared within saturn: effect_veneer (a three-node "
+                   "map chain through the effect types) with effect_direct (the same written "
+                   "directly), effect_io (a chain with one nop leaf) with effect_io_callback "
+                   "(the same through tier A); see \"Within saturn\" below the table."),
         Suite("spawn", "spawn — lightweight task cost", "saturn-bench-spawn",
               (("tokio", "spawn-tokio"), ("go", "spawn-go"), ("tbb", "spawn-tbb")), "peers",
               quick=Params(rounds=5, samples=1, warmup=1), full=Params(rounds=10, samples=3, warmup=1),
