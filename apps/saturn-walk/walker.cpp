@@ -29,6 +29,10 @@ constexpr std::size_t k_getdents_buf = 64 * 1024;
 // bounds both the C stack and the descriptors one job holds open.
 constexpr unsigned k_max_inline_depth = 128;
 constexpr int k_open_flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
+// A job splits off subdirectories while fewer than this many jobs per worker are
+// outstanding (queued or running): enough queued work that a worker rarely finds the pool
+// empty (and parks), few enough that most directories are walked inline.
+constexpr std::int64_t k_jobs_per_worker = 16;
 constexpr std::uint16_t k_spawned_bit = 0x8000;  // marks a name record handed to a job
 
 /// A directory descriptor that spawned jobs still need (to openat their child).
@@ -362,7 +366,7 @@ walk_result run_walk(const std::string& root, const walk_options& opts) {
   st.root_abs = fd_path(st, rfd);  // root_abs is empty here, so this is the raw link
   saturn::thread_pool pool({.threads = opts.threads, .mode = saturn::pool_mode::cpu_bound});
   st.pool = &pool;
-  st.spawn_below = static_cast<std::int64_t>(pool.threads()) * 4;
+  st.spawn_below = static_cast<std::int64_t>(pool.threads()) * k_jobs_per_worker;
   st.outstanding.store(1, std::memory_order_relaxed);
   pool.spawn_runnable(dir_job::make(st, nullptr, rfd, !g_full_reads && fills_to_eof(rfd), "", 0));
   saturn::detail::futex_wait_while_zero(&st.done);
