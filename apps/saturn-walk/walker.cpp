@@ -149,7 +149,9 @@ void walk_dir(walk_state& st, thread_ctx& t, int fd, bool trusted, unsigned dept
   std::uint64_t files = 0;
   bool ok = true;
   for (;;) {
-    ns.set_top(end);
+    // The batch goes at the next 8-byte boundary (dirent64 alignment); records are
+    // written from `end`, at most 7 bytes below it.
+    ns.set_top((end + 7) & ~std::size_t{7});
     std::byte* buf = ns.reserve(k_getdents_buf);
     const ::ssize_t n = ::getdents64(fd, buf, k_getdents_buf);
     if (n < 0) {
@@ -159,9 +161,10 @@ void walk_dir(walk_state& st, thread_ctx& t, int fd, bool trusted, unsigned dept
     }
     if (n == 0)
       break;
-    // Keep only the subdirectories' names, compacted in place (a record is never longer
-    // than the dirent it comes from, so it never overwrites one not yet read).
-    std::byte* out = buf;
+    // Keep only the subdirectories' names, compacted in place: a record is at least 17
+    // bytes shorter than the dirent it comes from, so starting up to 7 bytes lower it
+    // never overwrites a dirent not yet read.
+    std::byte* out = ns.at(end);
     for (std::byte* p = buf; p < buf + n;) {
       const auto* d = reinterpret_cast<const struct ::dirent64*>(p);
       const std::size_t reclen = d->d_reclen;
@@ -188,7 +191,7 @@ void walk_dir(walk_state& st, thread_ctx& t, int fd, bool trusted, unsigned dept
       }
       p += reclen;
     }
-    end += static_cast<std::size_t>(out - buf);
+    end = static_cast<std::size_t>(out - ns.at(0));
     if (!ok)
       break;
     // A batch that left room for the largest record ended at the end of the directory
