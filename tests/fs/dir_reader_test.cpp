@@ -143,3 +143,19 @@ TEST(fs_dir_reader, errors_name_the_path) {
   ASSERT_FALSE(m);
   EXPECT_NE(m.err().message().find(d / "missing"), std::string::npos);
 }
+
+TEST(fs_dir_reader, resolve_type_does_not_follow_symlinks) {
+  // The DT_UNKNOWN fallback (some file systems leave d_type empty).
+  scratch_dir d;
+  ::mkdir((d / "dir").c_str(), 0755);
+  ::symlink("dir", (d / "link").c_str());
+  const int fd = ::open(d.path().c_str(), O_RDONLY | O_DIRECTORY);
+  ASSERT_GE(fd, 0);
+  fs::entry_type t = fs::entry_type::unknown;
+  EXPECT_EQ(fs::resolve_type(fd, "link", t), 0);
+  EXPECT_EQ(t, fs::entry_type::symlink);
+  EXPECT_EQ(fs::resolve_type(fd, "dir", t), 0);
+  EXPECT_EQ(t, fs::entry_type::directory);
+  EXPECT_EQ(fs::resolve_type(fd, "missing", t), -ENOENT);
+  ::close(fd);
+}

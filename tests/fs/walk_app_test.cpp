@@ -4,6 +4,10 @@
 
 #include "fs/fs_test_support.hpp"
 
+#include <sys/mount.h>
+
+#include <cerrno>
+#include <cstring>
 #include <random>
 
 using fs_test::bin;
@@ -136,13 +140,15 @@ TEST(walk_app, deep_chain_beyond_the_inline_depth) {
 
 TEST(walk_app, directory_larger_than_one_batch) {
   scratch_dir d;
-  // 2500 subdirectories with long names (> 64 KiB of dirents), each with one file.
-  for (int i = 0; i < 2500; ++i) {
-    const std::string sub = d / (std::string(30, 's') + std::to_string(i));
+  // 1200 subdirectories with 50-byte names: 96 KB of dirents, more than one 64 KiB batch.
+  for (int i = 0; i < 1200; ++i) {
+    std::string sub = d / std::string(46, 's');
+    sub += std::to_string(1000 + i);
     mkdir_p(sub);
-    touch(sub + "/f");
+    if (i % 10 == 0)
+      touch(sub + "/f");
   }
-  const std::string want = counts(2500, 2501);
+  const std::string want = counts(120, 1201);
   EXPECT_EQ(find_counts(d.path()), want);
   expect_walk(d.path(), want);
 }
@@ -213,4 +219,26 @@ TEST(walk_app, error_path_is_spelled_from_root_as_given) {
     GTEST_SKIP() << "cannot drop to uid 65534 to make permissions apply";
   EXPECT_EQ(r.status, 1);
   EXPECT_NE(r.err.find(d.path() + "/./x/locked"), std::string::npos) << r.err;
+}
+
+TEST(walk_app, crosses_mount_points) {
+  scratch_dir d;
+  mkdir_p(d / "m");
+  if (::mount("tmpfs", (d / "m").c_str(), "tmpfs", 0, "size=1m") != 0)
+    GTEST_SKIP() << "cannot mount a tmpfs here (" << std::strerror(errno) << "): needs CAP_SYS_ADMIN";
+  // lifetime: unmount before scratch_dir deletes the tree.
+  struct unmount {
+    std::string p;
+    ~unmount() { ::umount2(p.c_str(), MNT_DETACH); }
+  } guard{d / "m"};
+  for (int i = 0; i < 40; ++i) {
+    std::string n = "x";
+    n += std::to_string(i);
+    mkdir_p(d / "m" + "/" + n);
+    touch(d / "m" + "/" + n + "/f");
+  }
+  touch(d / "outside");
+  const std::string want = counts(41, 42);
+  EXPECT_EQ(find_counts(d.path()), want);
+  expect_walk(d.path(), want);
 }
