@@ -70,12 +70,25 @@ int main(int argc, char** argv) {
   if (root == nullptr)
     usage(2);
   raise_fd_limit();
+#if defined(SATURN_ASAN) || defined(SATURN_TSAN)
+  opts.leave_pool_running = false;  // sanitizer builds check the pool's full shutdown too
+#else
+  opts.leave_pool_running = true;   // the process ends right below: skip joining workers
+#endif
   const walk::walk_result r = walk::run_walk(root, opts);
+  int status = 0;
   if (!r.ok) {
     std::fprintf(stderr, "saturn-walk: %s\n", r.error.c_str());
-    return 1;
+    status = 1;
+  } else {
+    std::printf("%llu file(s)\n%llu directories(s)\n", static_cast<unsigned long long>(r.files),
+                static_cast<unsigned long long>(r.dirs));
   }
-  std::printf("%llu file(s)\n%llu directories(s)\n", static_cast<unsigned long long>(r.files),
-              static_cast<unsigned long long>(r.dirs));
-  return 0;
+  if (std::fflush(stdout) != 0 && status == 0) {
+    std::perror("saturn-walk: cannot write the counts");
+    status = 1;
+  }
+  if (opts.leave_pool_running)
+    std::_Exit(status);  // the pool's workers are still there: no static destructors now
+  return status;
 }

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include <climits>
+#include <memory>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -372,12 +373,12 @@ walk_result run_walk(const std::string& root, const walk_options& opts) {
   walk_state st;
   st.root = root;
   st.root_abs = fd_path(st, rfd);  // root_abs is empty here, so this is the raw link
-  saturn::thread_pool pool(
-      {.threads = opts.threads, .mode = saturn::pool_mode::cpu_bound, .spin_before_park_us = k_spin_before_park_us});
-  st.pool = &pool;
-  st.spawn_below = static_cast<std::int64_t>(pool.threads()) * k_jobs_per_worker;
+  auto pool = std::make_unique<saturn::thread_pool>(saturn::pool_options{
+      .threads = opts.threads, .mode = saturn::pool_mode::cpu_bound, .spin_before_park_us = k_spin_before_park_us});
+  st.pool = pool.get();
+  st.spawn_below = static_cast<std::int64_t>(pool->threads()) * k_jobs_per_worker;
   st.outstanding.store(1, std::memory_order_relaxed);
-  pool.spawn_runnable(dir_job::make(st, nullptr, rfd, !g_full_reads && fills_to_eof(rfd), "", 0));
+  pool->spawn_runnable(dir_job::make(st, nullptr, rfd, !g_full_reads && fills_to_eof(rfd), "", 0));
   saturn::detail::futex_wait_while_zero(&st.done);
   // ordering: futex_wait_while_zero returned after an acquire load of done == 1.
   out.files = st.files.load(std::memory_order_relaxed);
@@ -386,6 +387,11 @@ walk_result run_walk(const std::string& root, const walk_options& opts) {
   if (!out.ok) {
     std::lock_guard lock(st.error_mutex);
     out.error = st.error;
+  }
+  if (opts.leave_pool_running) {
+    // lifetime: every job has ended (done == 1), so no worker touches `st` again; the
+    // idle workers end with the process (the caller calls std::_Exit).
+    static_cast<void>(pool.release());
   }
   return out;
 }

@@ -33,6 +33,10 @@ namespace walk {
 
 struct walk_options {
   unsigned threads = 0;  ///< 0: the CPUs in the affinity mask
+  /// Leave the pool's workers idle instead of shutting the pool down: for a caller that
+  /// ends the process right after (std::_Exit), which then skips waking and joining every
+  /// worker — milliseconds on a busy machine, where each wake waits for a CPU.
+  bool leave_pool_running = false;
 };
 
 struct walk_result {
