@@ -246,7 +246,7 @@ def suite_body(suite, summary: dict, results_rel: str, plot_rel: str | None) -> 
     lines += main or ["_No run passed its checks._"]
     strace = table(summary, "strace")
     if strace:
-        lines += ["", "System calls of one walk of the deep tree (`strace -f -c`):", ""] + strace
+        lines += ["", "System calls of one walk of the deep tree (`strace -f -c`; openat(2) counts openat and openat2):", ""] + strace
     if plot_rel:
         lines += ["", f"![{suite.name}: saturn against its peers]({plot_rel})"]
     lines += _baseline_lines(summary)

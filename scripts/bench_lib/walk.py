@@ -12,7 +12,7 @@ Protocol:
      that root and round and is not timed. Then one hyperfine call times the verified
      walkers (`hyperfine -N --warmup 3 --runs N`), in the round's runtime order; each
      walker's median run time becomes its `wall_s` for the round.
-  3. (after the last round) `strace -f -c` counts getdents64, openat, futex and
+  3. (after the last round) `strace -f -c` counts getdents64, openat (+ openat2), futex and
      sched_yield for each walker on the deep tree (one run each).
 """
 
@@ -28,7 +28,9 @@ from .model import Step, SuiteRun, runtime_order
 
 SHAPES = ("wide", "deep", "balanced", "dense")
 ROOT_NAMES = SHAPES + ("usr",)
-STRACE_CALLS = ("getdents64", "openat", "futex", "sched_yield")
+STRACE_CALLS = ("getdents64", "openat", "openat2", "futex", "sched_yield")
+# Counted together: both open a directory (saturn-walk opens with openat2 for RESOLVE_NO_XDEV).
+STRACE_FOLD = {"openat2": "openat"}
 HYPERFINE_WARMUP = 3
 
 
@@ -228,6 +230,8 @@ def strace_counts(run: SuiteRun, step: Step, log_path: Path, scratch: Path) -> l
                                    res.error or f"strace exit {res.returncode} (see walk.log)"))
             continue
         counts = parse_strace_summary(out.read_text())
-        fields = {f"sys_{c}": counts.get(c, 0) for c in STRACE_CALLS}
+        for src, dst in STRACE_FOLD.items():
+            counts[dst] = counts.get(dst, 0) + counts.pop(src, 0)
+        fields = {f"sys_{c}": counts.get(c, 0) for c in STRACE_CALLS if c not in STRACE_FOLD}
         records.append(_record("deep", rt.name, run, step.round, kind="strace", **fields))
     return records

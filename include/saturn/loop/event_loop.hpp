@@ -28,6 +28,8 @@
 #include <span>
 #include <system_error>
 
+struct statx;
+
 namespace saturn {
 
 namespace ring {
@@ -102,6 +104,14 @@ class event_loop {
   //      send_zc, sendmsg/recvmsg, shutdown, provided-buffer rings.
 
   // ---- file operations (src/loop/submit_fs.cpp): openat, statx, fsync, close.
+  /// openat(2) of `path` relative to `dirfd` (AT_FDCWD: the working directory). `path`
+  /// must stay alive until completion. Completes with the new descriptor or -errno.
+  void submit_openat(operation* op, int dirfd, const char* path, int flags, unsigned mode);
+  /// statx(2) of `path` relative to `dirfd` (empty path + AT_EMPTY_PATH: `dirfd` itself)
+  /// into `*out`. `path` and `out` must stay alive until completion. Completes with 0 or -errno.
+  void submit_statx(operation* op, int dirfd, const char* path, int flags, unsigned mask, struct ::statx* out);
+  /// fsync(2), or fdatasync(2) when `datasync`. Completes with 0 or -errno.
+  void submit_fsync(operation* op, int fd, bool datasync);
 
   /// close(2) of `fd` through the ring (IORING_OP_CLOSE). Completes with 0 or -errno.
   void submit_close(operation* op, int fd);

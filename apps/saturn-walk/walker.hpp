@@ -1,0 +1,53 @@
+// The parallel directory walk of saturn-walk (BENCH-CONTRACT.md, `walk`).
+//
+// Work unit: a *job* (a saturn runnable on the thread_pool in cpu_bound mode) owns one
+// directory. It reads the directory with getdents64 into a per-thread name_stack, counts
+// the non-directories, then, for its subdirectories: while the pool has fewer than
+// `spawn_below` jobs outstanding, hands subdirectories 2..k to new jobs (stealable by
+// idle workers); the rest it walks itself, depth first, in the same job. So a busy pool
+// spawns nothing and a hungry one gets work split off high in the tree, the way rayon's
+// adaptive splitting does, without per-directory tasks or allocations.
+//
+// Every directory is opened relative to its parent's descriptor
+// (openat2(parent, name, O_DIRECTORY|O_NOFOLLOW, RESOLVE_NO_XDEV)): a short path lookup,
+// symlinks never followed. A spawned job needs the parent's descriptor until it has
+// opened its own, so such a parent's fd is reference counted (shared_dir).
+//
+// End of directory: on file systems that fill the getdents64 buffer until the end of the
+// directory (ext2/3/4, tmpfs, xfs, btrfs: checked with fstatfs for ROOT and at every
+// mount point, which RESOLVE_NO_XDEV detects), a batch that leaves room for one more
+// record is the last, and the walk skips the getdents64 call that would return 0.
+//
+// Counts are per-thread and added to relaxed atomics when a job ends; completion is an
+// outstanding-jobs counter whose last decrement wakes the main thread (futex).
+#pragma once
+
+#include <saturn/sched/thread_pool.hpp>
+
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+#include <string>
+
+namespace walk {
+
+struct walk_options {
+  unsigned threads = 0;  ///< 0: the CPUs in the affinity mask
+  /// Leave the pool's workers idle instead of shutting the pool down: for a caller that
+  /// ends the process right after (std::_Exit), which then skips waking and joining every
+  /// worker — milliseconds on a busy machine, where each wake waits for a CPU.
+  bool leave_pool_running = false;
+};
+
+struct walk_result {
+  std::uint64_t files = 0;
+  std::uint64_t dirs = 0;
+  bool ok = false;
+  std::string error;  ///< when !ok: "cannot read <path>: <reason>"
+};
+
+/// Walks `root` (opened following a symlink, like the peers; nothing below is followed).
+/// Blocks the calling thread (not a pool worker) until the walk ends or fails.
+walk_result run_walk(const std::string& root, const walk_options& opts);
+
+}  // namespace walk

@@ -1,0 +1,244 @@
+// saturn-walk and gen-tree as programs: counts against the generator's and against
+// find(1), symlink loops, unreadable directories, odd names, deep chains, bad ROOTs.
+#include <gtest/gtest.h>
+
+#include "fs/fs_test_support.hpp"
+
+#include <sys/mount.h>
+
+#include <cerrno>
+#include <cstring>
+#include <random>
+
+using fs_test::bin;
+using fs_test::counts;
+using fs_test::find_counts;
+using fs_test::run;
+using fs_test::scratch_dir;
+using fs_test::touch;
+
+namespace {
+
+const std::string k_walk = bin("saturn-walk");
+const std::string k_gen = bin("gen-tree");
+
+unsigned long long tree_dirs(unsigned long long b, unsigned long long d) {
+  unsigned long long dirs = 0, level = 1;
+  for (unsigned long long i = 0; i <= d; ++i, level *= b)
+    dirs += level;
+  return dirs;
+}
+
+/// Walks `root` with several thread counts and both end-of-directory strategies; all
+/// must print `want`.
+void expect_walk(const std::string& root, const std::string& want) {
+  for (const char* threads : {"1", "2", "4"}) {
+    auto r = run({k_walk, "--threads", threads, root});
+    EXPECT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(r.out, want) << "threads " << threads;
+  }
+  auto full = run({k_walk, root}, -1, {"SATURN_WALK_FULL_READS=1"});
+  EXPECT_EQ(full.status, 0) << full.err;
+  EXPECT_EQ(full.out, want) << "with SATURN_WALK_FULL_READS=1";
+}
+
+void mkdir_p(const std::string& p) { ASSERT_EQ(::mkdir(p.c_str(), 0755), 0) << p; }
+
+}  // namespace
+
+TEST(walk_app, generated_trees_match_generator_and_find) {
+  std::mt19937 rng(2026);
+  for (int i = 0; i < 6; ++i) {
+    scratch_dir d;
+    const unsigned b = rng() % 5, depth = rng() % 4, files = rng() % 6;
+    const std::string root = d / "t";
+    auto g = run({k_gen, "--breadth", std::to_string(b), "--depth", std::to_string(depth), "--files",
+                  std::to_string(files), root});
+    ASSERT_EQ(g.status, 0) << g.err;
+    const unsigned long long dirs = tree_dirs(b, depth);
+    EXPECT_EQ(g.out, counts(dirs * files, dirs)) << b << "x" << depth << " (" << files << ")";
+    EXPECT_EQ(find_counts(root), g.out);
+    auto e = run({k_gen, "--breadth", std::to_string(b), "--depth", std::to_string(depth), "--files",
+                  std::to_string(files), "--expect"});
+    EXPECT_EQ(e.out, g.out);
+    expect_walk(root, g.out);
+  }
+}
+
+TEST(walk_app, gen_tree_shapes_and_usage) {
+  const std::pair<const char*, std::string> shapes[] = {
+      {"wide", counts(101010, 10101)},
+      {"deep", counts(88572, 29524)},
+      {"balanced", counts(93310, 9331)},
+      {"dense", counts(222200, 1111)},
+  };
+  for (const auto& [shape, want] : shapes) {
+    auto r = run({k_gen, "--shape", shape, "--expect"});
+    EXPECT_EQ(r.status, 0);
+    EXPECT_EQ(r.out, want) << shape;
+  }
+  EXPECT_EQ(run({k_gen, "--shape", "wide", "--breadth", "2", "--expect"}).status, 2);
+  EXPECT_EQ(run({k_gen, "--shape", "nope", "--expect"}).status, 2);
+  EXPECT_EQ(run({k_gen, "--breadth", "2", "--expect"}).status, 2);
+  EXPECT_EQ(run({k_gen, "--breadth", "-1", "--depth", "1", "--files", "1", "--expect"}).status, 2);
+  EXPECT_EQ(run({k_gen, "--breadth", "2", "--depth", "1", "--files", "1"}).status, 2);  // no ROOT
+  scratch_dir d;
+  auto first = run({k_gen, "--breadth", "2", "--depth", "1", "--files", "1", d / "t"});
+  ASSERT_EQ(first.status, 0);
+  auto again = run({k_gen, "--breadth", "2", "--depth", "1", "--files", "1", d / "t"});
+  EXPECT_EQ(again.status, 1);
+  EXPECT_NE(again.err.find("exists"), std::string::npos);
+  auto forced = run({k_gen, "--breadth", "3", "--depth", "1", "--files", "2", "--force", d / "t"});
+  EXPECT_EQ(forced.status, 0);
+  EXPECT_EQ(find_counts(d / "t"), forced.out);
+}
+
+TEST(walk_app, empty_directory) {
+  scratch_dir d;
+  expect_walk(d.path(), counts(0, 1));
+}
+
+TEST(walk_app, symlinks_are_files_and_loops_are_not_followed) {
+  scratch_dir d;
+  mkdir_p(d / "a");
+  mkdir_p(d / "a/b");
+  touch(d / "a/b/f");
+  ::symlink("..", (d / "a/b/up").c_str());
+  ::symlink(".", (d / "a/self").c_str());
+  ::symlink(d.path().c_str(), (d / "a/b/root").c_str());
+  ::symlink("loop2", (d / "loop1").c_str());
+  ::symlink("loop1", (d / "loop2").c_str());
+  ::symlink("missing", (d / "dangling").c_str());
+  const std::string want = counts(7, 3);  // f, up, self, root, loop1, loop2, dangling
+  EXPECT_EQ(find_counts(d.path()), want);
+  expect_walk(d.path(), want);
+}
+
+TEST(walk_app, odd_names) {
+  scratch_dir d;
+  for (const std::string n : {"new\nline", "\xff\xfe", "a b", "-x", "\n", "back\\slash"}) {
+    mkdir_p(d / n);
+    touch(d / n + "/" + n);
+    touch(d / n + "/f\nile");
+  }
+  touch(d / std::string(255, 'z'));
+  const std::string want = counts(13, 7);
+  EXPECT_EQ(find_counts(d.path()), want);
+  expect_walk(d.path(), want);
+}
+
+TEST(walk_app, deep_chain_beyond_the_inline_depth) {
+  scratch_dir d;
+  std::string p = d.path();
+  for (int i = 0; i < 300; ++i) {
+    p += "/d";
+    mkdir_p(p);
+    touch(p + "/f");
+  }
+  expect_walk(d.path(), counts(300, 301));
+}
+
+TEST(walk_app, directory_larger_than_one_batch) {
+  scratch_dir d;
+  // 1200 subdirectories with 50-byte names: 96 KB of dirents, more than one 64 KiB batch.
+  for (int i = 0; i < 1200; ++i) {
+    std::string sub = d / std::string(46, 's');
+    sub += std::to_string(1000 + i);
+    mkdir_p(sub);
+    if (i % 10 == 0)
+      touch(sub + "/f");
+  }
+  const std::string want = counts(120, 1201);
+  EXPECT_EQ(find_counts(d.path()), want);
+  expect_walk(d.path(), want);
+}
+
+TEST(walk_app, root_that_is_a_file_or_missing) {
+  scratch_dir d;
+  touch(d / "plain");
+  auto r = run({k_walk, d / "plain"});
+  EXPECT_NE(r.status, 0);
+  EXPECT_EQ(r.out, "");
+  EXPECT_NE(r.err.find("not a directory"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(d / "plain"), std::string::npos) << r.err;
+  auto m = run({k_walk, d / "missing"});
+  EXPECT_NE(m.status, 0);
+  EXPECT_EQ(m.out, "");
+  EXPECT_NE(m.err.find(d / "missing"), std::string::npos) << m.err;
+  EXPECT_EQ(run({k_walk}).status, 2);
+  EXPECT_EQ(run({k_walk, "--threads", "x", d.path()}).status, 2);
+  EXPECT_EQ(run({k_walk, d.path(), d.path()}).status, 2);
+}
+
+namespace {
+/// Runs saturn-walk so that directory permissions apply: as is when not root, else as
+/// the unprivileged uid 65534 (root bypasses them). Returns false if that is impossible.
+bool run_unprivileged(const std::vector<std::string>& argv, fs_test::run_result& out) {
+  out = run(argv, ::geteuid() == 0 ? 65534 : -1);
+  return out.status != 126 && out.status != 127;
+}
+}  // namespace
+
+TEST(walk_app, unreadable_directory_fails_with_its_path) {
+  scratch_dir d;
+  mkdir_p(d / "ok");
+  touch(d / "ok/f");
+  mkdir_p(d / "ok/locked");
+  touch(d / "ok/locked/hidden");
+  ASSERT_EQ(::chmod((d / "ok/locked").c_str(), 0), 0);
+  fs_test::run_result r;
+  if (!run_unprivileged({k_walk, d.path()}, r))
+    GTEST_SKIP() << "cannot drop to uid 65534 to make permissions apply";
+  EXPECT_EQ(r.status, 1) << r.out << r.err;
+  EXPECT_EQ(r.out, "");  // never a silently wrong count
+  EXPECT_NE(r.err.find(d / "ok/locked"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("Permission denied"), std::string::npos) << r.err;
+}
+
+TEST(walk_app, unsearchable_directory_fails_with_the_child_path) {
+  scratch_dir d;
+  mkdir_p(d / "noexec");
+  mkdir_p(d / "noexec/sub");
+  ASSERT_EQ(::chmod((d / "noexec").c_str(), 0644), 0);  // listable, but cannot open children
+  fs_test::run_result r;
+  if (!run_unprivileged({k_walk, "--threads", "2", d.path()}, r))
+    GTEST_SKIP() << "cannot drop to uid 65534 to make permissions apply";
+  EXPECT_EQ(r.status, 1) << r.out << r.err;
+  EXPECT_EQ(r.out, "");
+  EXPECT_NE(r.err.find(d / "noexec/sub"), std::string::npos) << r.err;
+}
+
+TEST(walk_app, error_path_is_spelled_from_root_as_given) {
+  scratch_dir d;
+  mkdir_p(d / "x");
+  mkdir_p(d / "x/locked");
+  ASSERT_EQ(::chmod((d / "x/locked").c_str(), 0), 0);
+  fs_test::run_result r;
+  // A ROOT with a redundant component: the message starts from it, not from /proc's spelling.
+  if (!run_unprivileged({k_walk, d.path() + "/./x"}, r))
+    GTEST_SKIP() << "cannot drop to uid 65534 to make permissions apply";
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find(d.path() + "/./x/locked"), std::string::npos) << r.err;
+}
+
+TEST(walk_app, crosses_mount_points) {
+  scratch_dir d;
+  mkdir_p(d / "m");
+  if (::mount("tmpfs", (d / "m").c_str(), "tmpfs", 0, "size=1m") != 0)
+    GTEST_SKIP() << "cannot mount a tmpfs here (" << std::strerror(errno) << "): needs CAP_SYS_ADMIN";
+  // lifetime: unmount before scratch_dir deletes the tree.
+  struct unmount {
+    std::string p;
+    ~unmount() { ::umount2(p.c_str(), MNT_DETACH); }
+  } guard{d / "m"};
+  for (int i = 0; i < 40; ++i) {
+    std::string n = "x";
+    n += std::to_string(i);
+    mkdir_p(d / "m" + "/" + n);
+    touch(d / "m" + "/" + n + "/f");
+  }
+  touch(d / "outside");
+  const std::string want = counts(41, 42);
+  EXPECT_EQ(find_counts(d.path()), want);
+  expect_walk(d.path(), want);
+}
