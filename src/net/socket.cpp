@@ -158,7 +158,6 @@ void listener_base::reset() noexcept {
 
 task<result<int>> listener_base::accept_fd() {
   auto backoff = std::chrono::milliseconds(10);
-  bool in_episode = false;
   for (;;) {
     result<int> r = errno_error(-EBADF, m_what);
     if (m_opts.multishot) {
@@ -173,11 +172,15 @@ task<result<int>> listener_base::accept_fd() {
       if (!r)
         r = error{r.err().code, m_what};
     }
-    if (r || !m_opts.retry_fd_exhaustion || !fd_exhaustion(r.err()))
+    if (r) {
+      m_exhausted = false;  // an episode ends with the first accept that works
+      co_return r;
+    }
+    if (!m_opts.retry_fd_exhaustion || !fd_exhaustion(r.err()))
       co_return r;
     // Out of descriptors (or kernel memory): keep serving what is open, retry later.
-    if (!in_episode) {
-      in_episode = true;
+    if (!m_exhausted) {
+      m_exhausted = true;
       ++m_episodes;
       std::fprintf(stderr, "saturn: %s: %s; backing off and retrying (close idle connections or raise RLIMIT_NOFILE)\n",
                    m_what, r.err().code.message().c_str());
