@@ -25,9 +25,11 @@ result<address> sock_name(int fd, bool peer, const char* op) noexcept {
   return address::from_sockaddr(reinterpret_cast<::sockaddr*>(&ss), len);
 }
 
+// No virtual call on the category here or in the log line below: at this point the
+// process may have no fd to spare, and a sanitizer's checks of a virtual call need one.
 bool fd_exhaustion(const error& e) noexcept {
   const int v = e.code.value();
-  return e.code.category() == std::system_category() && (v == EMFILE || v == ENFILE || v == ENOBUFS || v == ENOMEM);
+  return &e.code.category() == &std::system_category() && (v == EMFILE || v == ENFILE || v == ENOBUFS || v == ENOMEM);
 }
 
 void set_nodelay_fd(int fd) noexcept {
@@ -183,7 +185,7 @@ task<result<int>> listener_base::accept_fd() {
       m_exhausted = true;
       ++m_episodes;
       std::fprintf(stderr, "saturn: %s: %s; backing off and retrying (close idle connections or raise RLIMIT_NOFILE)\n",
-                   m_what, r.err().code.message().c_str());
+                   m_what, ::strerror(r.err().code.value()));
     }
     auto s = sleep_for(backoff);
     auto slept = co_await s;

@@ -232,6 +232,7 @@ TEST(Tcp, TinyBufferRingRunsDryWithoutLossOrReordering) {
   runtime rt;
   // 4 buffers of 64 bytes: a 1 MiB stream runs the ring dry over and over (-ENOBUFS).
   ASSERT_FALSE(rt.loop().reset_recv_buffers(4, 64));
+  const std::uint64_t dry_before = net::detail::multishot_source::ring_dry_events();
   rt.block_on([](runtime* r) -> task<> {
     auto l = listen_any();
     echo_stats st;
@@ -256,6 +257,7 @@ TEST(Tcp, TinyBufferRingRunsDryWithoutLossOrReordering) {
     std::error_code ec;
     EXPECT_EQ(r->loop().recv_buffers(ec)->outstanding(), 0u) << "a receive buffer was not recycled";
   }(&rt));
+  EXPECT_GT(net::detail::multishot_source::ring_dry_events(), dry_before) << "the ring never ran dry: test too weak";
 }
 
 TEST(Tcp, SlowReaderIsBackpressuredNotBuffered) {
