@@ -305,3 +305,41 @@ TEST(Tcp, SlowReaderIsBackpressuredNotBuffered) {
     EXPECT_EQ(slow_st.bytes, msg.size());
   }(&rt));
 }
+
+TEST(Tcp, AcceptCancelledThenAcceptsAgain) {
+  runtime rt;
+  rt.block_on([]() -> task<> {
+    auto l = listen_any();
+    // Nobody connects: the (multishot) accept wait is cancelled by the deadline.
+    auto timed = co_await saturn::with_timeout(20ms, l.accept());
+    CO_ASSERT_TRUE(!timed.has_value());
+    // The listener still works afterwards.
+    saturn::task_context& root = co_await saturn::this_task::context();
+    auto conn = saturn::spawn_in(root, [](std::uint16_t port) -> task<> {
+      auto c = co_await net::tcp_stream::connect(net::address::loopback_v4(port));
+      EXPECT_TRUE(c.has_value());
+    }(port_of(l)));
+    auto s = co_await l.accept();
+    CO_ASSERT_OK(s);
+    co_await conn;
+  }());
+}
+
+TEST(Tcp, SendCancelledByStopToken) {
+  runtime rt;
+  rt.block_on([]() -> task<> {
+    auto l = listen_any();
+    auto c = co_await net::tcp_stream::connect(net::address::loopback_v4(port_of(l)));
+    CO_ASSERT_OK(c);
+    auto s = co_await l.accept();
+    CO_ASSERT_OK(s);
+    // Nobody reads: a 64 MiB send blocks until the deadline cancels it.
+    std::vector<std::byte> big(64u << 20);
+    auto timed = co_await saturn::with_timeout(100ms, [](net::tcp_stream* st, std::vector<std::byte>* b)
+                                                          -> task<result<std::size_t>> {
+      auto tx = st->send(*b);
+      co_return co_await tx;
+    }(&*s, &big));
+    CO_ASSERT_TRUE(!timed.has_value());
+  }());
+}
