@@ -13,3 +13,4 @@
 #include <saturn/task/time.hpp>
 #include <saturn/sched/thread_pool.hpp>
 #include <saturn/sync.hpp>
+#include <saturn/net.hpp>

@@ -29,6 +29,8 @@ event_loop::event_loop(const loop_options& opts) {
   ro.single_issuer = true;
   ro.defer_taskrun = opts.defer_taskrun;
   m_ring = std::make_unique<ring::uring>(ro);
+  m_recv_buffer_count = opts.recv_buffer_count;
+  m_recv_buffer_size = opts.recv_buffer_size;
   m_wake_fd = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (m_wake_fd < 0)
     throw std::system_error(errno, std::system_category(),
@@ -52,6 +54,13 @@ event_loop::~event_loop() {
       reap();
     }
   }
+  // Users of this loop (sockets' multishot operations) let go of it; nothing is in flight.
+  while (m_exit_hooks != nullptr) {
+    loop_exit_hook* h = m_exit_hooks;
+    remove_exit_hook(h);
+    h->m_on_loop_exit(h);
+  }
+  m_recv_buffers.reset();
   ::close(m_wake_fd);
   // Loops may die in any order: unlink this one from the thread's chain wherever it is.
   for (event_loop** p = &t_current; *p != nullptr; p = &(*p)->m_prev_current) {

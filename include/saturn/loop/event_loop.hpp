@@ -14,11 +14,13 @@
 ///      the remote queue (see "wake protocol" in src/loop/wake.cpp).
 #pragma once
 
+#include <saturn/loop/buf_ring.hpp>
 #include <saturn/loop/detail/op_pool.hpp>
 #include <saturn/loop/detail/remote_queue.hpp>
 #include <saturn/loop/detail/timer_heap.hpp>
 #include <saturn/loop/operation.hpp>
 
+#include <sys/socket.h>
 #include <sys/uio.h>
 
 #include <atomic>
@@ -41,6 +43,8 @@ struct loop_options {
   unsigned entries = 256;     ///< submission queue depth
   unsigned cq_entries = 0;    ///< completion queue depth; 0 = 4 × entries
   bool defer_taskrun = true;  ///< use IORING_SETUP_DEFER_TASKRUN when the kernel has it
+  unsigned recv_buffer_count = 1024;   ///< buffers in the loop's receive buf_ring (power of two)
+  unsigned recv_buffer_size = 16384;   ///< bytes per receive buffer
 };
 
 /// Counters for tests and diagnostics. Read on the loop thread.
@@ -48,6 +52,15 @@ struct loop_stats {
   std::uint64_t enters = 0;        ///< io_uring_enter calls made by run_once
   std::uint64_t completions = 0;   ///< CQEs dispatched to operations
   std::uint64_t remote_wakes = 0;  ///< wake-ups sent to this loop by other threads
+};
+
+/// Something that must let go of a loop when the loop is destroyed (e.g. a socket's
+/// multishot receive living on it). Intrusive; registered and removed on the loop thread.
+struct loop_exit_hook {
+  using fn_type = void (*)(loop_exit_hook* self) noexcept;
+  loop_exit_hook* m_prev_hook = nullptr;
+  loop_exit_hook* m_next_hook = nullptr;
+  fn_type m_on_loop_exit = nullptr;
 };
 
 /// A per-thread proactor over one io_uring.
@@ -102,6 +115,61 @@ class event_loop {
   void link_timeout(const kernel_timespec* ts, operation* op = nullptr);
   // ---- socket operations (src/loop/submit_net.cpp): socket, accept, connect, recv, send,
   //      send_zc, sendmsg/recvmsg, shutdown, provided-buffer rings.
+  /// socket(2). Completes with the new fd or -errno.
+  void submit_socket(operation* op, int domain, int type, int protocol);
+  /// accept4(2) on listening socket `fd` (`addr`/`len` may be null). With `multishot` the
+  /// operation stays armed: one CQE per accepted fd while IORING_CQE_F_MORE is set; an
+  /// error ends it (the final CQE lacks F_MORE).
+  void submit_accept(operation* op, int fd, ::sockaddr* addr, ::socklen_t* len, int flags, bool multishot);
+  /// connect(2); `addr` must stay alive until completion. Completes with 0 or -errno.
+  void submit_connect(operation* op, int fd, const ::sockaddr* addr, ::socklen_t len);
+  /// recv(2) into `buf`. Completes with the byte count (0: EOF) or -errno.
+  void submit_recv(operation* op, int fd, void* buf, unsigned len, int flags);
+  /// recv(2) into a buffer the kernel picks from buf_ring group `group`: the CQE carries
+  /// IORING_CQE_F_BUFFER and the buffer id (flags >> cqe_buffer_shift). With `multishot`
+  /// one CQE per arrival while F_MORE is set; -ENOBUFS (ring empty) ends it. `poll_first`
+  /// waits for data before picking a buffer (use when re-arming after -ENOBUFS).
+  void submit_recv_provided(operation* op, int fd, std::uint16_t group, bool multishot, bool poll_first);
+  /// send(2) of `buf`. Completes with the byte count or -errno (MSG_NOSIGNAL is added).
+  void submit_send(operation* op, int fd, const void* buf, unsigned len, int flags);
+  /// Zero-copy send (IORING_OP_SEND_ZC): a first CQE with the byte count and F_MORE, then a
+  /// notification CQE (cqe_f_notif) once the kernel no longer reads `buf`.
+  void submit_send_zc(operation* op, int fd, const void* buf, unsigned len, int flags);
+  /// sendmsg(2)/recvmsg(2); `msg` and everything it points at must stay alive until completion.
+  void submit_sendmsg(operation* op, int fd, const ::msghdr* msg, int flags);
+  void submit_recvmsg(operation* op, int fd, ::msghdr* msg, int flags);
+  /// shutdown(2). Completes with 0 or -errno.
+  void submit_shutdown(operation* op, int fd, int how);
+  /// True when the kernel implements `opcode` (probed when the ring was set up).
+  bool supports_opcode(int opcode) const noexcept;
+  /// Registers a new provided-buffer ring of `count` (power of two, <= 32768) buffers of
+  /// `size` bytes as group `group`. Null with `ec` set when the kernel refuses.
+  std::unique_ptr<buf_ring> make_buf_ring(std::uint16_t group, unsigned count, unsigned size, std::error_code& ec);
+  /// The loop's own receive buffers (group 0; created on first use with the sizes from
+  /// loop_options). Null with `ec` set when they cannot be registered. Loop thread only.
+  buf_ring* recv_buffers(std::error_code& ec);
+  /// Registers `h`: the destructor calls h->m_on_loop_exit after every operation has
+  /// completed and before the buffer rings go. Loop thread only.
+  void add_exit_hook(loop_exit_hook* h) noexcept {
+    h->m_prev_hook = nullptr;
+    h->m_next_hook = m_exit_hooks;
+    if (m_exit_hooks != nullptr)
+      m_exit_hooks->m_prev_hook = h;
+    m_exit_hooks = h;
+  }
+  /// Unregisters `h` (it must be registered). Loop thread only.
+  void remove_exit_hook(loop_exit_hook* h) noexcept {
+    if (h->m_prev_hook != nullptr)
+      h->m_prev_hook->m_next_hook = h->m_next_hook;
+    else
+      m_exit_hooks = h->m_next_hook;
+    if (h->m_next_hook != nullptr)
+      h->m_next_hook->m_prev_hook = h->m_prev_hook;
+    h->m_prev_hook = h->m_next_hook = nullptr;
+  }
+  /// Replaces the loop's receive buffers (for tests: a tiny ring runs dry). Only while no
+  /// receive uses them (no stream received on this loop yet, or all closed and drained).
+  std::error_code reset_recv_buffers(unsigned count, unsigned size);
 
   // ---- file operations (src/loop/submit_fs.cpp): openat, statx, fsync, close.
   /// openat(2) of `path` relative to `dirfd` (AT_FDCWD: the working directory). `path`
@@ -241,6 +309,11 @@ class event_loop {
   static void check_enter(int r);
 
   std::unique_ptr<ring::uring> m_ring;
+  // lifetime: declared after m_ring, so destroyed (unregistered) before the ring goes.
+  std::unique_ptr<buf_ring> m_recv_buffers;
+  unsigned m_recv_buffer_count = 1024;
+  unsigned m_recv_buffer_size = 16384;
+  loop_exit_hook* m_exit_hooks = nullptr;
   runnable* m_ready_head = nullptr;
   runnable* m_ready_tail = nullptr;
   detail::timer_heap m_timers;
