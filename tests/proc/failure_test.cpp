@@ -276,8 +276,12 @@ TEST(Bounded, FastProducerWaitsAndMemoryStaysBounded) {
   }());
   ASSERT_TRUE(eventually([&] { return consumed.load() == total; }));
   EXPECT_LE(max_backlog.load(), cap + 2);
+#if !defined(SATURN_ASAN) && !defined(SATURN_TSAN)  // sanitizers quarantine freed memory
   // 200,000 unconsumed 32-byte nodes would be ~6 MiB; a bounded run stays far below.
   EXPECT_LT(rss_kib() - before, 3 * 1024);
+#else
+  (void)before;
+#endif
 }
 
 TEST(Bounded, SendersToADeadProcessAreReleased) {

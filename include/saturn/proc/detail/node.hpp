@@ -23,6 +23,8 @@ enum class node_kind : std::uint32_t {
 struct node_base {
   node_base* m_next = nullptr;
   node_kind m_kind = node_kind::user;
+  /// timeout: the number of the receive it ends. user: 1 if converted from a signal
+  /// (such a message was never counted against a bounded mailbox).
   std::uint32_t m_seq = 0;
 };
 

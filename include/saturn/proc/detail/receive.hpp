@@ -73,7 +73,6 @@ struct receive_awaiter : receive_base,
 
   template <class P>
   bool await_suspend(std::coroutine_handle<P>) {
-    m_p->m_recv = this;
     m_p->m_outcome = receive_outcome::none;
     if constexpr (Timed) {
       if (try_complete(false))
@@ -85,6 +84,8 @@ struct receive_awaiter : receive_base,
       this->m_seq = ++m_p->m_seq;
       this->m_timer = receive_timer::arm(m_p->m_self, this->m_seq, this->m_deadline);
     }
+    // Set only now: if arming threw, no wake-up may find a receive that is gone.
+    m_p->m_recv = this;
     return !try_complete(true);  // lifetime: after a park, touch nothing
   }
 
@@ -109,7 +110,7 @@ struct receive_awaiter : receive_base,
       msg_node<Msg>* n;
       ~free_guard() { delete n; }
     } guard{n};
-    if (m_p->m_bounded) [[unlikely]]
+    if (m_p->m_bounded && n->m_seq == 0) [[unlikely]]  // a converted signal was never counted
       bounded_consumed(m_p->m_self);
     if constexpr (Timed)
       return std::optional<Msg>(std::move(n->m_value));
@@ -134,6 +135,7 @@ struct receive_awaiter : receive_base,
   template <class M>
   node_base* replace(node_base* n, M&& m) {
     auto* u = new msg_node<Msg>(std::forward<M>(m));
+    u->m_seq = 1;  // not counted against a bounded mailbox
     m_p->replace(this->m_prev, n, u);
     delete static_cast<sys_node*>(n);
     return u;
