@@ -61,8 +61,8 @@ slot_aux* aux_of(slot* s) {
   return a;
 }
 
-void push_exit_signal(pid to, pid from, const exit_reason& reason) {
-  push_sys(to, node_kind::exit_signal, from, reason, 0, 0);
+void push_exit_signal(pid to, pid from, const exit_reason& reason, bool untrappable) {
+  push_sys(to, node_kind::exit_signal, from, reason, 0, untrappable ? exit_untrappable : 0);
 }
 
 void push_down(pid watcher, monitor_ref ref, pid from, const exit_reason& reason) {

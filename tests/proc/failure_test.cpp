@@ -340,4 +340,56 @@ TEST(Scale, MillionProcessesSpawnAndExitMemoryReused) {
 #endif
 }
 
+
+TEST(Links, KillIsUntrappableButItsReasonIsTrappable) {
+  thread_pool pool({.threads = 2});
+  // kill() ends the victim although it traps exits; the watcher, linked to it and
+  // trapping too, is not killed in turn: it gets an exit message with reason killed.
+  auto trapping_victim = [](std::atomic<bool>* ready) -> process<watcher_msg> {
+    auto self = co_await this_process;
+    self.trap_exits();
+    *ready = true;
+    for (;;)
+      (void)co_await self.receive();
+  };
+  std::atomic<bool> ready{false};
+  auto v = spawn_process(pool, trapping_victim, &ready);
+  ASSERT_TRUE(eventually([&] { return ready.load(); }));
+  box out;
+  auto w = spawn_process(pool, watcher, std::vector<pid>{}, std::vector<pid>{v}, 1, &out);
+  ASSERT_TRUE(eventually([&] { return alive(w); }));
+  std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  kill(v);
+  ASSERT_TRUE(eventually([&] { return out.done.load(); }));
+  EXPECT_FALSE(alive(v));
+  ASSERT_EQ(out.exits.size(), 1u);
+  EXPECT_EQ(out.exits[0].from, pid(v));
+  EXPECT_EQ(out.exits[0].reason.kind, exit_kind::killed);
+}
+
+TEST(Supervisor, SurvivesAKilledChild) {
+  thread_pool pool({.threads = 2});
+  std::atomic<int> starts{0};
+  std::mutex m;
+  pid current;
+  auto sup = start_supervisor(pool, {{"w", [&] {
+                                        ++starts;
+                                        auto p = spawn_process(pool, waits_then, 0);
+                                        std::lock_guard l(m);
+                                        current = p;
+                                        return pid(p);
+                                      }}});
+  ASSERT_TRUE(eventually([&] { return starts.load() == 1; }));
+  pid c;
+  {
+    std::lock_guard l(m);
+    c = current;
+  }
+  kill(c);
+  ASSERT_TRUE(eventually([&] { return starts.load() == 2; }));
+  EXPECT_TRUE(alive(sup));
+  send(sup, supervisor_stop{});
+  ASSERT_TRUE(eventually([&] { return !alive(sup); }));
+}
+
 }  // namespace

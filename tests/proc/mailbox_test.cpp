@@ -275,4 +275,30 @@ TEST(Mailbox, ParkedProcessesAreDestroyedAtShutdown) {
     EXPECT_FALSE(alive(p));
 }
 
+
+task<int> receive_two(self_ref<int> self) {
+  int a = co_await self.receive();
+  int b = co_await self.receive([](int v) { return v > 100; });
+  co_return a + b;
+}
+
+TEST(Mailbox, ReceiveInsideATaskTheBodyAwaits) {
+  thread_pool pool({.threads = 2});
+  std::atomic<int> result{0};
+  auto body = [](std::atomic<int>* out) -> process<int> {
+    auto self = co_await this_process;
+    const int sum = co_await receive_two(self);
+    const int rest = co_await self.receive();
+    *out = sum * 1000 + rest;
+  };
+  auto p = spawn_process(pool, body, &result);
+  std::this_thread::sleep_for(std::chrono::milliseconds(5));  // parked inside the task
+  send(p, 1);
+  std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  send(p, 7);
+  send(p, 200);
+  ASSERT_TRUE(eventually([&] { return result.load() != 0; }));
+  EXPECT_EQ(result.load(), 201 * 1000 + 7);
+}
+
 }  // namespace

@@ -36,12 +36,15 @@ bool send(pid_of<Msg> to, U&& msg) {
 /// True while the process named by `p` has not ended (it may end right after). Any thread.
 inline bool alive(pid p) noexcept { return detail::pid_alive(p); }
 
-/// Sends `p` an exit signal: it ends at its next receive, with `reason`. An exit signal
-/// with exit_kind::killed cannot be trapped; other reasons reach a process that traps
-/// exits as an exit_message; a normal reason is ignored by a process that does not trap.
-/// No-op if `p` has ended. Any thread.
+/// Sends `p` an exit signal: it ends at its next receive, with `reason`. kill() with
+/// exit_kind::killed (the default) cannot be trapped (as Erlang's `exit(P, kill)`; its
+/// links then see reason killed, which they can trap); other reasons reach a process that
+/// traps exits as an exit_message, and a normal reason is ignored by one that does not.
+/// A process that never receives again is not stopped by it. No-op if `p` has ended.
+/// Any thread; never blocks.
 inline void kill(pid p, exit_reason reason = {exit_kind::killed, nullptr}) {
-  detail::push_exit_signal(p, pid{}, reason);
+  const bool untrappable = reason.kind == exit_kind::killed;
+  detail::push_exit_signal(p, pid{}, reason, untrappable);
 }
 
 namespace detail {

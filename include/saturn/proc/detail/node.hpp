@@ -38,6 +38,10 @@ struct msg_node final : node_base {
   static void operator delete(void* p, std::size_t n) noexcept { frame_deallocate(p, n); }
 };
 
+/// sys_node::m_seq of an exit signal sent by kill() with exit_kind::killed: it cannot be
+/// trapped (the reason `killed` it then spreads through links can).
+inline constexpr std::uint32_t exit_untrappable = 1;
+
 /// A system message (exit signal, down, time-out).
 struct sys_node final : node_base {
   pid m_from;

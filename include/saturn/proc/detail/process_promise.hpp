@@ -50,6 +50,8 @@ struct receive_base {
   };
   /// Only on the process's own thread of the moment.
   bool (*m_op)(receive_base* self, op what) noexcept = nullptr;
+  /// The coroutine suspended in the receive: the process body, or a task it awaits.
+  std::coroutine_handle<> m_waiter{};
 };
 
 enum class receive_outcome : std::uint8_t { none, got, timed_out, exit_signal };
@@ -249,8 +251,11 @@ struct process_promise final : process_promise_base {
       if (std::atomic_ref<std::uint32_t>(p->m_live_index).load(std::memory_order_relaxed) == live_table::npos) [[unlikely]]
         p->track();
       if (receive_base* rb = p->m_recv) {
+        const std::coroutine_handle<> waiter = rb->m_waiter;
         if (!rb->m_op(rb, receive_base::op::try_complete))
           return;  // re-parked (a signal that is not delivered, a stale time-out)
+        waiter.resume();  // the receive may sit in a task the body awaits
+        return;
       }
       h.resume();
       return;

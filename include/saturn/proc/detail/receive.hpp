@@ -72,7 +72,8 @@ struct receive_awaiter : receive_base,
   bool await_ready() const noexcept { return false; }
 
   template <class P>
-  bool await_suspend(std::coroutine_handle<P>) {
+  bool await_suspend(std::coroutine_handle<P> h) {
+    m_waiter = h;
     m_p->m_outcome = receive_outcome::none;
     if constexpr (Timed) {
       if (try_complete(false))
@@ -160,7 +161,7 @@ struct receive_awaiter : receive_base,
         auto* s = static_cast<sys_node*>(n);
         switch (n->m_kind) {
           case node_kind::exit_signal: {
-            const bool kill = s->m_reason.kind == exit_kind::killed;
+            const bool kill = s->m_seq == exit_untrappable;
             if (!kill && p->m_trap) {
               if constexpr (std::is_constructible_v<Msg, exit_message>) {
                 try {

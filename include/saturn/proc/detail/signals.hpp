@@ -50,7 +50,7 @@ struct slot_aux {
 slot_aux* aux_of(slot* s);
 
 /// Pushes an exit signal (from `from`, for `reason`) to `to`; no-op if `to` has ended.
-void push_exit_signal(pid to, pid from, const exit_reason& reason);
+void push_exit_signal(pid to, pid from, const exit_reason& reason, bool untrappable = false);
 /// Pushes a down message to `watcher`; no-op if it has ended.
 void push_down(pid watcher, monitor_ref ref, pid from, const exit_reason& reason);
 /// Pushes a receive time-out marker for the receive numbered `seq` of `to`.
