@@ -50,16 +50,20 @@ inline void kill(pid p, exit_reason reason = {exit_kind::killed, nullptr}) {
 namespace detail {
 struct bounded_send_awaiter : bounded_waiter {
   pid m_to;
-  reserve_result m_r = reserve_result::dead;
+  reserve_result m_r = reserve_result::queued;
   explicit bounded_send_awaiter(pid to) noexcept : m_to(to) {}
   bool await_ready() const noexcept { return false; }
   template <class P>
   bool await_suspend(std::coroutine_handle<P> h) {
     m_task = &h.promise();
-    m_r = bounded_reserve(m_to, this);
-    return m_r == reserve_result::queued;  // lifetime: once queued, the receiver wakes us
+    const reserve_result r = bounded_reserve(m_to, this);
+    if (r == reserve_result::queued)
+      return true;  // lifetime: once queued, the receiver may wake us at once: touch nothing
+    m_r = r;
+    return false;
   }
-  bool await_resume() const noexcept { return m_r == reserve_result::granted || m_granted; }
+  /// ordering: m_granted was written under the mailbox lock before the wake that resumed us.
+  bool await_resume() const noexcept { return m_r == reserve_result::queued ? m_granted : m_r == reserve_result::granted; }
 };
 }  // namespace detail
 

@@ -58,8 +58,9 @@ pid_of<Msg> start_process(scheduler& s, const spawn_options& o, std::coroutine_h
     delete back;
     throw;
   }
-  s.spawn(&p);
-  return pid_of<Msg>::unchecked(p.m_self);
+  const pid self = p.m_self;
+  s.spawn(&p);  // lifetime: from here the process may run, end and free its frame
+  return pid_of<Msg>::unchecked(self);
 }
 
 }  // namespace detail
