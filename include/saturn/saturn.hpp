@@ -14,3 +14,4 @@
 #include <saturn/sched/thread_pool.hpp>
 #include <saturn/sync.hpp>
 #include <saturn/net.hpp>
+#include <saturn/proc.hpp>
