@@ -1,7 +1,11 @@
 // Slow paths of the frame allocator: refilling a thread's list from the global pool or a
-// fresh chunk, and moving the excess of a capped list to the global pool.
+// fresh chunk, moving the excess of a capped list to the global pool, and trimming (giving
+// chunks whose every frame is free back to the kernel).
 #include <saturn/task/frame_allocator.hpp>
 
+#include <sys/mman.h>
+
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <mutex>
@@ -15,7 +19,7 @@ thread_local frame_cache t_frame_cache{};
 namespace {
 
 constexpr unsigned k_classes = frame_max_small / 16;
-constexpr std::size_t k_chunk = 256 * 1024;  // glibc mmaps it: pages are touched lazily
+constexpr std::size_t k_chunk = 256 * 1024;  // mmapped: pages are touched lazily, munmapped by trim
 constexpr unsigned k_batch = 1024;
 
 struct batch {
@@ -23,7 +27,15 @@ struct batch {
   unsigned count;
 };
 
-/// Global per-class pool of batches, and every chunk ever carved (kept reachable so leak
+/// A chunk frames are carved from. `carved` is final once the chunk is retired (its
+/// thread moved on to a new chunk or exited); only retired chunks can be trimmed.
+struct chunk_info {
+  char* base;
+  std::size_t carved;
+  bool retired;
+};
+
+/// Global per-class pool of batches, and every live chunk (kept reachable so leak
 /// checkers do not report frames that live in them).
 struct global_pool {
   std::mutex mutex;
@@ -31,7 +43,7 @@ struct global_pool {
   // ordering: relaxed hint read without the lock so an empty pool costs no lock; the
   // mutex orders the batches themselves.
   std::atomic<unsigned> counts[k_classes] = {};
-  std::vector<void*> chunks;
+  std::vector<chunk_info> chunks;  // sorted by base
 };
 
 global_pool& pool() {
@@ -39,20 +51,46 @@ global_pool& pool() {
   return *p;
 }
 
-/// Moves a thread's lists to the global pool when the thread exits.
+chunk_info* find_chunk(global_pool& g, const void* p) {
+  auto it = std::upper_bound(g.chunks.begin(), g.chunks.end(), static_cast<const char*>(p),
+                             [](const char* a, const chunk_info& c) { return a < c.base; });
+  if (it == g.chunks.begin())
+    return nullptr;
+  --it;
+  return static_cast<const char*>(p) < it->base + k_chunk ? &*it : nullptr;
+}
+
+/// Under g.mutex: the thread's current chunk is done (`bump` is where carving stopped).
+void retire_chunk(global_pool& g, frame_cache& c) {
+  if (c.bump == nullptr)
+    return;
+  if (chunk_info* ci = find_chunk(g, c.bump_end - 1)) {
+    ci->carved = static_cast<std::size_t>(c.bump - ci->base);
+    ci->retired = true;
+  }
+  c.bump = c.bump_end = nullptr;
+}
+
+/// Under g.mutex: moves the calling thread's lists to the global pool.
+void flush_lists(global_pool& g, frame_cache& c) {
+  for (unsigned cls = 0; cls < k_classes; ++cls) {
+    if (c.lists[cls] != nullptr) {
+      g.batches[cls].push_back(batch{c.lists[cls], c.counts[cls]});
+      g.counts[cls].store(static_cast<unsigned>(g.batches[cls].size()), std::memory_order_relaxed);
+    }
+    c.lists[cls] = nullptr;
+    c.counts[cls] = 0;
+  }
+}
+
+/// Moves a thread's lists to the global pool, and retires its chunk, when the thread exits.
 struct thread_flusher {
   ~thread_flusher() {
     frame_cache& c = t_frame_cache;
     global_pool& g = pool();
     std::lock_guard lock(g.mutex);
-    for (unsigned cls = 0; cls < k_classes; ++cls) {
-      if (c.lists[cls] != nullptr) {
-        g.batches[cls].push_back(batch{c.lists[cls], c.counts[cls]});
-        g.counts[cls].store(static_cast<unsigned>(g.batches[cls].size()), std::memory_order_relaxed);
-      }
-      c.lists[cls] = nullptr;
-      c.counts[cls] = 0;
-    }
+    flush_lists(g, c);
+    retire_chunk(g, c);
   }
 };
 thread_local thread_flusher t_flusher;
@@ -99,13 +137,17 @@ void* frame_allocate_slow(std::size_t size) {
   const std::size_t rounded = (static_cast<std::size_t>(cls) + 1) * 16;
   if (c.bump == nullptr || static_cast<std::size_t>(c.bump_end - c.bump) < rounded) {
     frame_register_thread();
-    void* chunk = std::malloc(k_chunk);
-    if (chunk == nullptr)
+    void* chunk = ::mmap(nullptr, k_chunk, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (chunk == MAP_FAILED)
       throw std::bad_alloc();
     {
       global_pool& g = pool();
       std::lock_guard lock(g.mutex);
-      g.chunks.push_back(chunk);
+      retire_chunk(g, c);
+      chunk_info ci{static_cast<char*>(chunk), 0, false};
+      g.chunks.insert(std::upper_bound(g.chunks.begin(), g.chunks.end(), ci,
+                                       [](const chunk_info& a, const chunk_info& b) { return a.base < b.base; }),
+                      ci);
     }
     c.bump = static_cast<char*>(chunk);
     c.bump_end = c.bump + k_chunk;
@@ -140,6 +182,68 @@ void frame_deallocate_slow(void* p, std::size_t size) noexcept {
   n->next = c.lists[cls];
   c.lists[cls] = n;
   ++c.counts[cls];
+}
+
+std::size_t frame_trim() noexcept {
+  global_pool& g = pool();
+  frame_cache& c = t_frame_cache;
+  std::lock_guard lock(g.mutex);
+  flush_lists(g, c);
+  // Free bytes per chunk, from every free frame in the global pool.
+  std::vector<std::size_t> free_bytes(g.chunks.size(), 0);
+  for (unsigned cls = 0; cls < k_classes; ++cls) {
+    const std::size_t rounded = (static_cast<std::size_t>(cls) + 1) * 16;
+    for (const batch& b : g.batches[cls])
+      for (frame_node* n = b.head; n != nullptr; n = n->next)
+        if (chunk_info* ci = find_chunk(g, n))
+          free_bytes[static_cast<std::size_t>(ci - g.chunks.data())] += rounded;
+  }
+  std::vector<bool> release(g.chunks.size(), false);
+  std::size_t released = 0;
+  for (std::size_t i = 0; i < g.chunks.size(); ++i) {
+    const chunk_info& ci = g.chunks[i];
+    if (ci.retired && free_bytes[i] == ci.carved) {
+      release[i] = true;
+      ++released;
+    }
+  }
+  if (released == 0)
+    return 0;
+  // Unlink the frames of released chunks and re-form the batches from the rest.
+  for (unsigned cls = 0; cls < k_classes; ++cls) {
+    std::vector<batch> kept;
+    batch cur{nullptr, 0};
+    for (const batch& b : g.batches[cls]) {
+      frame_node* n = b.head;
+      while (n != nullptr) {
+        frame_node* next = n->next;
+        chunk_info* ci = find_chunk(g, n);
+        if (ci == nullptr || !release[static_cast<std::size_t>(ci - g.chunks.data())]) {
+          n->next = cur.head;
+          cur.head = n;
+          if (++cur.count == k_batch) {
+            kept.push_back(cur);
+            cur = batch{nullptr, 0};
+          }
+        }
+        n = next;
+      }
+    }
+    if (cur.count != 0)
+      kept.push_back(cur);
+    g.batches[cls] = std::move(kept);
+    g.counts[cls].store(static_cast<unsigned>(g.batches[cls].size()), std::memory_order_relaxed);
+  }
+  std::vector<chunk_info> live;
+  live.reserve(g.chunks.size() - released);
+  for (std::size_t i = 0; i < g.chunks.size(); ++i) {
+    if (release[i])
+      ::munmap(g.chunks[i].base, k_chunk);
+    else
+      live.push_back(g.chunks[i]);
+  }
+  g.chunks = std::move(live);
+  return released * k_chunk;
 }
 
 }  // namespace saturn::detail

@@ -84,4 +84,17 @@ inline void frame_deallocate(void* p, std::size_t size) noexcept {
 #endif
 }
 
+/// Gives the memory of frame chunks whose every frame is free back to the kernel
+/// (munmap), like malloc_trim: call it after a burst of tasks or processes has ended (e.g.
+/// after a thread_pool is destroyed, whose workers' free lists then sit in the global
+/// pool). Frames cached in other live threads' lists keep their chunks. Returns the bytes
+/// released. Threading: any thread; takes the global pool's lock; O(free frames).
+std::size_t frame_trim() noexcept;
+
 }  // namespace saturn::detail
+
+namespace saturn {
+/// Returns the memory of fully free coroutine-frame chunks to the kernel; see
+/// detail::frame_trim. Any thread.
+inline std::size_t trim_task_memory() noexcept { return detail::frame_trim(); }
+}  // namespace saturn
