@@ -12,3 +12,4 @@
 #include <saturn/task/time.hpp>
 #include <saturn/sched/thread_pool.hpp>
 #include <saturn/sync.hpp>
+#include <saturn/net.hpp>

@@ -29,6 +29,8 @@ event_loop::event_loop(const loop_options& opts) {
   ro.single_issuer = true;
   ro.defer_taskrun = opts.defer_taskrun;
   m_ring = std::make_unique<ring::uring>(ro);
+  m_recv_buffer_count = opts.recv_buffer_count;
+  m_recv_buffer_size = opts.recv_buffer_size;
   m_wake_fd = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (m_wake_fd < 0)
     throw std::system_error(errno, std::system_category(),

@@ -14,11 +14,13 @@
 ///      the remote queue (see "wake protocol" in src/loop/wake.cpp).
 #pragma once
 
+#include <saturn/loop/buf_ring.hpp>
 #include <saturn/loop/detail/op_pool.hpp>
 #include <saturn/loop/detail/remote_queue.hpp>
 #include <saturn/loop/detail/timer_heap.hpp>
 #include <saturn/loop/operation.hpp>
 
+#include <sys/socket.h>
 #include <sys/uio.h>
 
 #include <atomic>
@@ -39,6 +41,8 @@ struct loop_options {
   unsigned entries = 256;     ///< submission queue depth
   unsigned cq_entries = 0;    ///< completion queue depth; 0 = 4 × entries
   bool defer_taskrun = true;  ///< use IORING_SETUP_DEFER_TASKRUN when the kernel has it
+  unsigned recv_buffer_count = 1024;   ///< buffers in the loop's receive buf_ring (power of two)
+  unsigned recv_buffer_size = 16384;   ///< bytes per receive buffer
 };
 
 /// Counters for tests and diagnostics. Read on the loop thread.
@@ -100,6 +104,42 @@ class event_loop {
   void link_timeout(const kernel_timespec* ts, operation* op = nullptr);
   // ---- socket operations (src/loop/submit_net.cpp): socket, accept, connect, recv, send,
   //      send_zc, sendmsg/recvmsg, shutdown, provided-buffer rings.
+  /// socket(2). Completes with the new fd or -errno.
+  void submit_socket(operation* op, int domain, int type, int protocol);
+  /// accept4(2) on listening socket `fd` (`addr`/`len` may be null). With `multishot` the
+  /// operation stays armed: one CQE per accepted fd while IORING_CQE_F_MORE is set; an
+  /// error ends it (the final CQE lacks F_MORE).
+  void submit_accept(operation* op, int fd, ::sockaddr* addr, ::socklen_t* len, int flags, bool multishot);
+  /// connect(2); `addr` must stay alive until completion. Completes with 0 or -errno.
+  void submit_connect(operation* op, int fd, const ::sockaddr* addr, ::socklen_t len);
+  /// recv(2) into `buf`. Completes with the byte count (0: EOF) or -errno.
+  void submit_recv(operation* op, int fd, void* buf, unsigned len, int flags);
+  /// recv(2) into a buffer the kernel picks from buf_ring group `group`: the CQE carries
+  /// IORING_CQE_F_BUFFER and the buffer id (flags >> cqe_buffer_shift). With `multishot`
+  /// one CQE per arrival while F_MORE is set; -ENOBUFS (ring empty) ends it. `poll_first`
+  /// waits for data before picking a buffer (use when re-arming after -ENOBUFS).
+  void submit_recv_provided(operation* op, int fd, std::uint16_t group, bool multishot, bool poll_first);
+  /// send(2) of `buf`. Completes with the byte count or -errno (MSG_NOSIGNAL is added).
+  void submit_send(operation* op, int fd, const void* buf, unsigned len, int flags);
+  /// Zero-copy send (IORING_OP_SEND_ZC): a first CQE with the byte count and F_MORE, then a
+  /// notification CQE (cqe_f_notif) once the kernel no longer reads `buf`.
+  void submit_send_zc(operation* op, int fd, const void* buf, unsigned len, int flags);
+  /// sendmsg(2)/recvmsg(2); `msg` and everything it points at must stay alive until completion.
+  void submit_sendmsg(operation* op, int fd, const ::msghdr* msg, int flags);
+  void submit_recvmsg(operation* op, int fd, ::msghdr* msg, int flags);
+  /// shutdown(2). Completes with 0 or -errno.
+  void submit_shutdown(operation* op, int fd, int how);
+  /// True when the kernel implements `opcode` (probed when the ring was set up).
+  bool supports_opcode(int opcode) const noexcept;
+  /// Registers a new provided-buffer ring of `count` (power of two, <= 32768) buffers of
+  /// `size` bytes as group `group`. Null with `ec` set when the kernel refuses.
+  std::unique_ptr<buf_ring> make_buf_ring(std::uint16_t group, unsigned count, unsigned size, std::error_code& ec);
+  /// The loop's own receive buffers (group 0; created on first use with the sizes from
+  /// loop_options). Null with `ec` set when they cannot be registered. Loop thread only.
+  buf_ring* recv_buffers(std::error_code& ec);
+  /// Replaces the loop's receive buffers (for tests: a tiny ring runs dry). Only while no
+  /// receive uses them (no stream received on this loop yet, or all closed and drained).
+  std::error_code reset_recv_buffers(unsigned count, unsigned size);
 
   // ---- file operations (src/loop/submit_fs.cpp): openat, statx, fsync, close.
 
@@ -231,6 +271,10 @@ class event_loop {
   static void check_enter(int r);
 
   std::unique_ptr<ring::uring> m_ring;
+  // lifetime: declared after m_ring, so destroyed (unregistered) before the ring goes.
+  std::unique_ptr<buf_ring> m_recv_buffers;
+  unsigned m_recv_buffer_count = 1024;
+  unsigned m_recv_buffer_size = 16384;
   runnable* m_ready_head = nullptr;
   runnable* m_ready_tail = nullptr;
   detail::timer_heap m_timers;

@@ -1,0 +1,10 @@
+/// \file
+/// Networking on the ring: addresses, TCP listeners and streams, UDP, Unix sockets.
+#pragma once
+
+#include <saturn/net/address.hpp>
+#include <saturn/net/stream_socket.hpp>
+#include <saturn/net/tcp_listener.hpp>
+#include <saturn/net/tcp_stream.hpp>
+#include <saturn/net/udp_socket.hpp>
+#include <saturn/net/unix_socket.hpp>

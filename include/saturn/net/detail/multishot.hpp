@@ -1,0 +1,144 @@
+/// \file
+/// `multishot_source`: one multishot operation (a receive into provided buffers, or an
+/// accept) kept armed on one loop, with a queue of the CQEs its consumer has not taken yet.
+///
+/// Protocol (all of it on the owner loop's thread — the loop where it was first awaited):
+///   * The consumer takes items one at a time (`ms_await`). If an item is queued it gets
+///     it at once (no suspension); otherwise it registers as the waiter and the next CQE
+///     goes straight to it. A consumer running on another worker (its task was stolen)
+///     hops: its await posts itself to the owner loop and is completed from there.
+///   * Receive: the buffer of the item handed out last is recycled when the consumer
+///     takes the next one (or closes), so the span it got stays valid until then.
+///   * Pause: when `limit` items wait in the queue (the consumer lags: a slow reader
+///     upstream), the operation is cancelled; the socket's own buffer and TCP flow
+///     control then push back on the sender. It is re-armed once the queue is drained.
+///   * -ENOBUFS (the loop's buffer ring ran dry) ends the operation: it is re-armed
+///     (poll-first) when the consumer next waits with an empty queue. A re-arm happens
+///     only after the previous operation's final CQE, so no byte is lost or reordered.
+///   * close() may be called from any thread; the source then recycles what it holds,
+///     cancels the operation and frees itself on the final CQE.
+#pragma once
+
+#include <saturn/loop/event_loop.hpp>
+#include <saturn/task/detail/cancellable.hpp>
+#include <saturn/task/detail/promise_base.hpp>
+
+#include <cerrno>
+#include <coroutine>
+#include <cstdint>
+#include <system_error>
+#include <vector>
+
+namespace saturn::net::detail {
+
+/// One CQE as the consumer sees it.
+struct ms_item {
+  int res = 0;
+  unsigned flags = 0;
+};
+
+class ms_await;
+
+/// See the file comment. Allocated with new; freed by close() (eventually on its loop).
+class multishot_source final : public operation {
+ public:
+  enum class kind : std::uint8_t { recv, accept };
+
+  /// `limit`: queued items at which a receive pauses (accept: unbounded).
+  multishot_source(kind k, int fd, unsigned limit) noexcept;
+
+  /// The loop this source lives on, binding it to `cur` on first use.
+  event_loop* bind_owner(event_loop* cur) noexcept;
+  event_loop* owner() const noexcept { return m_owner; }
+  /// Owner thread: an item now (recycling the previous receive buffer), or false.
+  bool try_take(ms_item& out) noexcept;
+  /// Owner thread: registers the consumer for the next item.
+  void set_waiter(ms_await* w) noexcept { m_waiter = w; }
+  /// Owner thread: drops a registered consumer (its await was cancelled).
+  void remove_waiter(ms_await* w) noexcept {
+    if (m_waiter == w)
+      m_waiter = nullptr;
+  }
+  /// The receive buffers (owner's buf_ring); valid after bind_owner for kind::recv.
+  buf_ring* buffers() const noexcept { return m_bufs; }
+  /// Items queued and not taken (for tests and diagnostics).
+  unsigned queued() const noexcept { return m_count; }
+  /// True while a pause (cancel for backpressure) is in effect (for tests).
+  bool paused() const noexcept { return m_paused; }
+  /// Ends the source; any thread. The object frees itself (maybe later, on its loop).
+  void close() noexcept;
+
+ private:
+  ~multishot_source();
+  static void on_cqe(operation* op, int res, unsigned flags) noexcept;
+  static void on_close_posted(runnable* r, run_mode mode) noexcept;
+  void close_on_owner() noexcept;
+  void arm(bool poll_first) noexcept;
+  void push(ms_item it);
+  ms_item pop() noexcept;
+  void hand_out(ms_item it) noexcept;
+  void drop(ms_item it) noexcept;
+
+  event_loop* m_owner = nullptr;
+  buf_ring* m_bufs = nullptr;
+  ms_await* m_waiter = nullptr;
+  std::vector<ms_item> m_queue;  // circular: m_head, m_count
+  unsigned m_head = 0;
+  unsigned m_count = 0;
+  unsigned m_limit;
+  int m_fd;
+  int m_setup_error = 0;
+  std::int32_t m_held = -1;  // receive buffer handed out last, recycled on the next take
+  kind m_kind;
+  bool m_armed = false;
+  bool m_paused = false;
+  bool m_eof = false;
+  bool m_closing = false;
+  struct close_node : runnable {
+    multishot_source* self = nullptr;
+  } m_close_node;
+};
+
+/// Awaits the next item of a multishot_source; cancellable through the task's stop token
+/// (the wait ends with -ECANCELED, the operation itself stays armed).
+class ms_await : public saturn::detail::cancellable<ms_await> {
+ public:
+  explicit ms_await(multishot_source* src) noexcept : m_src(src) {}
+  ms_await(const ms_await&) = delete;
+  ms_await& operator=(const ms_await&) = delete;
+
+  bool await_ready() noexcept {
+    event_loop* cur = event_loop::current();
+    return cur != nullptr && m_src->bind_owner(cur) == cur && m_src->try_take(m_item);
+  }
+  template <class P>
+  bool await_suspend(std::coroutine_handle<P> h) {
+    static_assert(saturn::detail::saturn_promise<P>, "await from a saturn::task");
+    return suspend(&h.promise());
+  }
+  ms_item await_resume() noexcept { return take_item(); }
+  ms_item take_item() noexcept {
+    this->disarm_cancellation();
+    return m_item;
+  }
+
+  /// Called by the source on its loop thread with the item for this consumer.
+  void deliver(ms_item it) noexcept;
+  /// cancellable: on the owner loop thread.
+  void cancel_now() noexcept;
+
+ protected:
+  multishot_source* m_src;
+  ms_item m_item{};
+
+ private:
+  bool suspend(saturn::detail::promise_base* p) noexcept;
+  bool suspend_on_owner() noexcept;
+  static void run_hop(runnable* r, run_mode mode) noexcept;
+  saturn::detail::promise_base* m_waiting = nullptr;
+  struct hop_node : runnable {
+    ms_await* self = nullptr;
+  } m_hop;
+};
+
+}  // namespace saturn::net::detail

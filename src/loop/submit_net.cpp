@@ -1,0 +1,188 @@
+// event_loop socket operations and provided-buffer rings. Like submit.cpp: one SQE per
+// request, user_data = the operation, no allocation and no syscall here (except the
+// registration of a buffer ring, which is a setup step).
+#include <saturn/loop/event_loop.hpp>
+
+#include <sys/mman.h>
+
+#include "loop/user_data.hpp"
+#include "ring/ring.hpp"
+
+namespace saturn {
+
+static_assert(cqe_f_buffer == IORING_CQE_F_BUFFER);
+static_assert(cqe_f_more == IORING_CQE_F_MORE);
+static_assert(cqe_f_notif == IORING_CQE_F_NOTIF);
+static_assert(cqe_buffer_shift == IORING_CQE_BUFFER_SHIFT);
+
+namespace {
+inline void tag(io_uring_sqe* sqe, operation* op) { io_uring_sqe_set_data64(sqe, reinterpret_cast<std::uint64_t>(op)); }
+}  // namespace
+
+void event_loop::submit_socket(operation* op, int domain, int type, int protocol) {
+  io_uring_sqe* sqe = m_ring->get_sqe();
+  io_uring_prep_socket(sqe, domain, type, protocol, 0);
+  tag(sqe, op);
+  ++m_in_flight;
+}
+
+void event_loop::submit_accept(operation* op, int fd, ::sockaddr* addr, ::socklen_t* len, int flags, bool multishot) {
+  io_uring_sqe* sqe = m_ring->get_sqe();
+  if (multishot)
+    io_uring_prep_multishot_accept(sqe, fd, addr, len, flags);
+  else
+    io_uring_prep_accept(sqe, fd, addr, len, flags);
+  tag(sqe, op);
+  ++m_in_flight;
+}
+
+void event_loop::submit_connect(operation* op, int fd, const ::sockaddr* addr, ::socklen_t len) {
+  io_uring_sqe* sqe = m_ring->get_sqe();
+  io_uring_prep_connect(sqe, fd, addr, len);
+  tag(sqe, op);
+  ++m_in_flight;
+}
+
+void event_loop::submit_recv(operation* op, int fd, void* buf, unsigned len, int flags) {
+  io_uring_sqe* sqe = m_ring->get_sqe();
+  io_uring_prep_recv(sqe, fd, buf, len, flags);
+  tag(sqe, op);
+  ++m_in_flight;
+}
+
+void event_loop::submit_recv_provided(operation* op, int fd, std::uint16_t group, bool multishot, bool poll_first) {
+  io_uring_sqe* sqe = m_ring->get_sqe();
+  if (multishot)
+    io_uring_prep_recv_multishot(sqe, fd, nullptr, 0, 0);
+  else
+    io_uring_prep_recv(sqe, fd, nullptr, 0, 0);
+  sqe->flags |= IOSQE_BUFFER_SELECT;
+  sqe->buf_group = group;
+  if (poll_first)
+    sqe->ioprio |= IORING_RECVSEND_POLL_FIRST;
+  tag(sqe, op);
+  ++m_in_flight;
+}
+
+void event_loop::submit_send(operation* op, int fd, const void* buf, unsigned len, int flags) {
+  io_uring_sqe* sqe = m_ring->get_sqe();
+  io_uring_prep_send(sqe, fd, buf, len, flags | MSG_NOSIGNAL);
+  tag(sqe, op);
+  ++m_in_flight;
+}
+
+void event_loop::submit_send_zc(operation* op, int fd, const void* buf, unsigned len, int flags) {
+  io_uring_sqe* sqe = m_ring->get_sqe();
+  io_uring_prep_send_zc(sqe, fd, buf, len, flags | MSG_NOSIGNAL, 0);
+  tag(sqe, op);
+  ++m_in_flight;
+}
+
+void event_loop::submit_sendmsg(operation* op, int fd, const ::msghdr* msg, int flags) {
+  io_uring_sqe* sqe = m_ring->get_sqe();
+  io_uring_prep_sendmsg(sqe, fd, msg, static_cast<unsigned>(flags | MSG_NOSIGNAL));
+  tag(sqe, op);
+  ++m_in_flight;
+}
+
+void event_loop::submit_recvmsg(operation* op, int fd, ::msghdr* msg, int flags) {
+  io_uring_sqe* sqe = m_ring->get_sqe();
+  io_uring_prep_recvmsg(sqe, fd, msg, static_cast<unsigned>(flags));
+  tag(sqe, op);
+  ++m_in_flight;
+}
+
+void event_loop::submit_shutdown(operation* op, int fd, int how) {
+  io_uring_sqe* sqe = m_ring->get_sqe();
+  io_uring_prep_shutdown(sqe, fd, how);
+  tag(sqe, op);
+  ++m_in_flight;
+}
+
+bool event_loop::supports_opcode(int opcode) const noexcept { return m_ring->supports(opcode); }
+
+std::unique_ptr<buf_ring> event_loop::make_buf_ring(std::uint16_t group, unsigned count, unsigned size,
+                                                    std::error_code& ec) {
+  ec.clear();
+  if (count == 0 || (count & (count - 1)) != 0 || count > 32768 || size == 0) {
+    ec = std::make_error_code(std::errc::invalid_argument);
+    return nullptr;
+  }
+  const std::size_t ring_bytes = sizeof(io_uring_buf) * count;
+  const std::size_t mem_bytes = static_cast<std::size_t>(count) * size;
+  // The ring must be page aligned (the kernel pins it); the buffers are touched lazily.
+  void* ring_mem = ::mmap(nullptr, ring_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (ring_mem == MAP_FAILED) {
+    ec = std::error_code(errno, std::system_category());
+    return nullptr;
+  }
+  void* mem = ::mmap(nullptr, mem_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (mem == MAP_FAILED) {
+    ec = std::error_code(errno, std::system_category());
+    ::munmap(ring_mem, ring_bytes);
+    return nullptr;
+  }
+  auto* br = static_cast<io_uring_buf_ring*>(ring_mem);
+  io_uring_buf_ring_init(br);
+  io_uring_buf_reg reg{};
+  reg.ring_addr = reinterpret_cast<std::uint64_t>(ring_mem);
+  reg.ring_entries = count;
+  reg.bgid = group;
+  int r = io_uring_register_buf_ring(m_ring->raw(), &reg, 0);
+  if (r < 0) {
+    ec = std::error_code(-r, std::system_category());
+    ::munmap(mem, mem_bytes);
+    ::munmap(ring_mem, ring_bytes);
+    return nullptr;
+  }
+  const int mask = io_uring_buf_ring_mask(count);
+  auto* bytes = static_cast<std::byte*>(mem);
+  for (unsigned i = 0; i < count; ++i)
+    io_uring_buf_ring_add(br, bytes + static_cast<std::size_t>(i) * size, size, static_cast<unsigned short>(i), mask,
+                          static_cast<int>(i));
+  io_uring_buf_ring_advance(br, static_cast<int>(count));
+  return std::make_unique<buf_ring>(m_ring.get(), ring_mem, ring_bytes, bytes, mem_bytes, group, count, size);
+}
+
+buf_ring* event_loop::recv_buffers(std::error_code& ec) {
+  if (m_recv_buffers) [[likely]] {
+    ec.clear();
+    return m_recv_buffers.get();
+  }
+  m_recv_buffers = make_buf_ring(0, m_recv_buffer_count, m_recv_buffer_size, ec);
+  return m_recv_buffers.get();
+}
+
+std::error_code event_loop::reset_recv_buffers(unsigned count, unsigned size) {
+  m_recv_buffers.reset();
+  m_recv_buffer_count = count;
+  m_recv_buffer_size = size;
+  std::error_code ec;
+  m_recv_buffers = make_buf_ring(0, count, size, ec);
+  return ec;
+}
+
+buf_ring::buf_ring(ring::uring* r, void* ring_mem, std::size_t ring_bytes, std::byte* mem, std::size_t mem_bytes,
+                   std::uint16_t group, unsigned count, unsigned size) noexcept
+    : m_ring(r), m_ring_mem(ring_mem), m_ring_bytes(ring_bytes), m_mem(mem), m_mem_bytes(mem_bytes), m_group(group),
+      m_tail(static_cast<std::uint16_t>(count)), m_count(count), m_size(size) {}
+
+buf_ring::~buf_ring() {
+  io_uring_unregister_buf_ring(m_ring->raw(), m_group);
+  ::munmap(m_mem, m_mem_bytes);
+  ::munmap(m_ring_mem, m_ring_bytes);
+}
+
+void buf_ring::recycle(std::uint16_t bid) noexcept {
+  auto* br = static_cast<io_uring_buf_ring*>(m_ring_mem);
+  io_uring_buf* b = &br->bufs[m_tail & (m_count - 1)];
+  b->addr = reinterpret_cast<std::uint64_t>(data(bid));
+  b->len = m_size;
+  b->bid = bid;
+  ++m_tail;
+  // ordering: release publishes the entry before the kernel can see the new tail.
+  io_uring_smp_store_release(&br->tail, m_tail);
+  --m_outstanding;
+}
+
+}  // namespace saturn
