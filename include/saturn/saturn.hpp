@@ -13,3 +13,4 @@
 #include <saturn/sched/thread_pool.hpp>
 #include <saturn/sync.hpp>
 #include <saturn/net.hpp>
+#include <saturn/http.hpp>
