@@ -17,12 +17,14 @@
 #include <saturn/net/tcp_listener.hpp>
 #include <saturn/result.hpp>
 #include <saturn/sync/semaphore.hpp>
+#include <saturn/task/scheduler.hpp>
 #include <saturn/task/task.hpp>
 
 #include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <memory>
+#include <stop_token>
 #include <string>
 
 namespace saturn::http {
@@ -71,6 +73,8 @@ class server {
   semaphore m_slots;
   std::atomic<bool> m_stopping{false};
   std::atomic<int> m_listen_fd{-1};
+  std::stop_source m_sweep_stop;  // ends the sweeper's sleep at stop()
+  task_context m_sweep_ctx;
 };
 
 }  // namespace saturn::http
