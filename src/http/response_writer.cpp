@@ -2,6 +2,8 @@
 // precomputed; a response is a handful of appends into the connection's buffer.
 #include <saturn/http/response.hpp>
 
+#include <cstdlib>
+#include <cstring>
 #include <ctime>
 
 namespace saturn::http {
@@ -66,16 +68,30 @@ void format_imf_fixdate(std::time_t t, char* out) {
   *p = '\0';
 }
 
-inline void append_decimal(std::string& out, std::size_t v) {
-  char tmp[24];
-  char* e = tmp + sizeof tmp;
-  char* p = e;
+/// Decimal digits of v written backwards ending at `end`; returns the first digit.
+inline char* format_decimal(std::size_t v, char* end) {
+  char* p = end;
   do {
     *--p = static_cast<char>('0' + v % 10);
     v /= 10;
   } while (v);
-  out.append(p, static_cast<std::size_t>(e - p));
+  return p;
 }
+
+/// A cursor over bytes reserved at the end of the output (sizes are computed first, so
+/// the serialization is plain copies with no capacity checks).
+struct cursor {
+  char* p;
+  void put(std::string_view s) noexcept {
+    std::memcpy(p, s.data(), s.size());
+    p += s.size();
+  }
+  template <std::size_t N>
+  void lit(const char (&s)[N]) noexcept {
+    std::memcpy(p, s, N - 1);
+    p += N - 1;
+  }
+};
 
 }  // namespace
 
@@ -92,37 +108,63 @@ std::string_view http_date() noexcept {
 
 void write_response(std::string& out, const response& r, const write_options& opts, std::string_view server) {
   std::string_view body = r.body();
-  if (r.status == 200) {
-    out.append("HTTP/1.1 200 OK\r\nServer: ");
-  } else {
-    out.append("HTTP/1.1 ");
-    append_decimal(out, static_cast<std::size_t>(r.status));
-    out.push_back(' ');
-    out.append(reason_phrase(r.status));
-    out.append("\r\nServer: ");
+  char status_digits[24], length_digits[24];
+  char* status_end = status_digits + sizeof status_digits;
+  char* length_end = length_digits + sizeof length_digits;
+  std::string_view status_text;
+  if (r.status != 200) {
+    char* b = format_decimal(static_cast<std::size_t>(r.status), status_end);
+    status_text = std::string_view(b, static_cast<std::size_t>(status_end - b));
   }
-  out.append(server);
-  out.append("\r\nDate: ");
-  out.append(http_date());
-  if (!r.content_type.empty()) {
-    out.append("\r\nContent-Type: ");
-    out.append(r.content_type);
-  }
-  out.append("\r\nContent-Length: ");
-  append_decimal(out, body.size());
+  char* length_begin = format_decimal(body.size(), length_end);
+  std::string_view length(length_begin, static_cast<std::size_t>(length_end - length_begin));
+  std::string_view reason = reason_phrase(r.status);
+  std::string_view connection;
   if (!opts.keep_alive || r.close)
-    out.append("\r\nConnection: close");
+    connection = "\r\nConnection: close";
   else if (opts.version_minor == 0)
-    out.append("\r\nConnection: keep-alive");
-  for (auto& [name, value] : r.headers()) {
-    out.append("\r\n");
-    out.append(name);
-    out.append(": ");
-    out.append(value);
+    connection = "\r\nConnection: keep-alive";
+
+  std::size_t n = (r.status == 200 ? 17 : 9 + status_text.size() + 1 + reason.size() + 2) + 8 + server.size() + 8 + 29 +
+                  (r.content_type.empty() ? 0 : 16 + r.content_type.size()) + 18 + length.size() + connection.size() + 4 +
+                  (opts.head ? 0 : body.size());
+  for (auto& [name, value] : r.headers())
+    n += 2 + name.size() + 2 + value.size();
+  std::size_t old = out.size();
+  out.resize(old + n);
+  cursor c{out.data() + old};
+  if (r.status == 200) {
+    c.lit("HTTP/1.1 200 OK\r\n");
+  } else {
+    c.lit("HTTP/1.1 ");
+    c.put(status_text);
+    c.lit(" ");
+    c.put(reason);
+    c.lit("\r\n");
   }
-  out.append("\r\n\r\n");
+  c.lit("Server: ");
+  c.put(server);
+  c.lit("\r\nDate: ");
+  c.put(http_date());
+  if (!r.content_type.empty()) {
+    c.lit("\r\nContent-Type: ");
+    c.put(r.content_type);
+  }
+  c.lit("\r\nContent-Length: ");
+  c.put(length);
+  c.put(connection);
+  for (auto& [name, value] : r.headers()) {
+    c.lit("\r\n");
+    c.put(name);
+    c.lit(": ");
+    c.put(value);
+  }
+  c.lit("\r\n\r\n");
   if (!opts.head)
-    out.append(body);
+    c.put(body);
+  // The sizes above and the copies here must agree; a mismatch is a bug in this function.
+  if (c.p != out.data() + out.size())
+    std::abort();
 }
 
 void write_error(std::string& out, int status, std::string_view reason, std::string_view server) {

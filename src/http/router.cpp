@@ -50,8 +50,7 @@ bool router::match_route(const route& r, std::string_view path, route_params& ou
     if (s.param) {
       if (seg.empty())
         return false;
-      out.m_names[out.m_count] = s.text;
-      out.m_values[out.m_count++] = seg;
+      out.m_slots[out.m_count++] = {s.text.data(), s.text.size(), seg.data(), seg.size()};
     } else if (seg != s.text) {
       return false;
     }
@@ -64,17 +63,16 @@ bool router::match_route(const route& r, std::string_view path, route_params& ou
 route_match router::match(std::string_view method, std::string_view path) const noexcept {
   route_match m;
   for (const route& r : m_routes) {
-    route_params p;
-    if (!match_route(r, path, p))
+    if (!match_route(r, path, m.params))
       continue;
     if (r.method == method || (method == "HEAD" && r.method == "GET")) {
       m.fn = &r.fn;
-      m.params = p;
       m.status = 200;
       return m;
     }
     m.status = 405;
   }
+  m.params.m_count = 0;
   return m;
 }
 
