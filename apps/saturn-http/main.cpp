@@ -78,6 +78,10 @@ int main(int argc, char** argv) {
   app.add_option("--header-timeout-ms", header_ms, "close a connection whose request headers take longer");
   app.add_option("--idle-timeout-ms", idle_ms, "close a kept-alive connection idle this long");
   app.add_option("--max-body", opts.limits.max_body, "largest request body (413 above)");
+  unsigned spin_us = 50;
+  app.add_option("--spin-us", spin_us, "how long an idle worker searches for work before it parks");
+  app.add_flag("--multishot-receive", opts.multishot_receive,
+               "read through a multishot receive (provided buffers) instead of one recv per read (A/B)");
   CLI11_PARSE(app, argc, argv);
   opts.header_timeout = std::chrono::milliseconds(header_ms);
   opts.idle_timeout = std::chrono::milliseconds(idle_ms);
@@ -89,6 +93,6 @@ int main(int argc, char** argv) {
   routes.get("/json", json);
   routes.get("/delay/{ms}", delay);
   saturn::http::server srv(routes, opts);
-  saturn::thread_pool pool({.threads = threads, .mode = saturn::pool_mode::io});
+  saturn::thread_pool pool({.threads = threads, .mode = saturn::pool_mode::io, .loop = {}, .spin_before_park_us = spin_us});
   return pool.block_on(run(srv, static_cast<std::uint16_t>(port)));
 }

@@ -3,7 +3,7 @@
 //   loop: parse every complete request in the buffer → run its handler (a coroutine,
 //         awaited in order) → serialize its response into `out`;
 //         send `out` in one send (a pipelined batch is coalesced into one write);
-//         compact or grow the buffer; mark idle / reading for the sweeper; recv.
+//         mark idle / reading for the sweeper; read (one recv, or a multishot receive).
 //
 // Requests are handled one at a time, so the request's views into the buffer stay valid
 // while its handler runs, and responses leave in request order. An error answer (400,
@@ -11,6 +11,7 @@
 // the answer instead of a reset.
 #include <saturn/http/server.hpp>
 
+#include "http/conn_buffer.hpp"
 #include "http/connection_registry.hpp"
 
 #include <cstring>
@@ -20,7 +21,6 @@ namespace saturn::http {
 
 namespace {
 
-std::span<std::byte> writable(char* p, std::size_t n) { return {reinterpret_cast<std::byte*>(p), n}; }
 std::span<const std::byte> bytes_of(const std::string& s) {
   return {reinterpret_cast<const std::byte*>(s.data()), s.size()};
 }
@@ -34,18 +34,36 @@ task<void> server::serve_connection(net::tcp_stream s) {
   m_registry->add(&entry);
 
   const parser_limits& limits = m_opts.limits;
-  const std::size_t max_buffer = limits.max_head + 2 * limits.max_body + 32 * 1024;
-  std::size_t cap = m_opts.read_buffer;
-  std::unique_ptr<char[]> buf(new char[cap]);
-  std::size_t start = 0, end = 0;
+  detail::conn_buffer in(m_opts.read_buffer, limits.max_head + 2 * limits.max_body + 32 * 1024);
   request_parser parser(limits);
   std::string out;
   bool open = true, failed = false;
+  const bool multishot = m_opts.multishot_receive;
+
+  // One read: a chunk of the multishot receive copied in, or one recv into the buffer.
+  // Returns false at end of stream, on error, or past the buffer's bound.
+  auto read_more = [&]() -> task<bool> {
+    if (multishot) {
+      auto rx = s.receive();
+      auto got = co_await rx;
+      if (!got || got->empty())
+        co_return false;
+      co_return in.append(*got);
+    }
+    if (!in.reserve(4096))
+      co_return false;
+    auto rv = s.recv(in.free_space());
+    auto got = co_await rv;
+    if (!got || *got == 0)
+      co_return false;
+    in.commit(*got);
+    co_return true;
+  };
 
   while (open) {
     bool completed_any = false;
     for (;;) {
-      parse_status st = parser.parse(buf.get() + start, end - start);
+      parse_status st = parser.parse(in.data(), in.size());
       if (st == parse_status::incomplete)
         break;
       if (st == parse_status::error) {
@@ -80,7 +98,7 @@ task<void> server::serve_connection(net::tcp_stream s) {
       completed_any = true;
       if (!wo.keep_alive)
         open = false;
-      start += parser.consumed();
+      in.consume(parser.consumed());
       parser.reset();
       if (!open)
         break;
@@ -94,37 +112,19 @@ task<void> server::serve_connection(net::tcp_stream s) {
     }
     if (!open)
       break;
-    if (start == end) {
-      start = end = 0;
-    } else if (end == cap) {
-      if (start > 0) {
-        std::memmove(buf.get(), buf.get() + start, end - start);
-        end -= start;
-        start = 0;
-      } else {
-        if (cap >= max_buffer)
-          break;  // unreachable: the parser fails before (its limits are below max_buffer)
-        std::size_t ncap = std::min(cap * 2, max_buffer);
-        std::unique_ptr<char[]> nbuf(new char[ncap]);
-        std::memcpy(nbuf.get(), buf.get(), end);
-        buf = std::move(nbuf);
-        cap = ncap;
-      }
-    }
     std::int64_t now = detail::coarse_now_ms();
-    if (start == end)
+    if (in.empty())
       entry.set(detail::conn_state::idle, now);
     else if (completed_any || entry.state.load(std::memory_order_relaxed) != detail::conn_state::reading)
       entry.set(detail::conn_state::reading, now);  // a partial request begins now
     if (m_stopping.load(std::memory_order_acquire))
       break;
-    auto recv = s.recv(writable(buf.get() + end, cap - end));
-    auto got = co_await recv;
-    if (!got || *got == 0)
+    bool was_empty = in.empty();
+    auto more = read_more();
+    if (!co_await std::move(more))
       break;
-    if (start == end && entry.state.load(std::memory_order_relaxed) == detail::conn_state::idle)
+    if (was_empty && entry.state.load(std::memory_order_relaxed) == detail::conn_state::idle)
       entry.set(detail::conn_state::reading, detail::coarse_now_ms());
-    end += *got;
   }
   if (failed) {
     // Half-close, then drain what the client still sends (bounded by the header timeout
@@ -133,11 +133,12 @@ task<void> server::serve_connection(net::tcp_stream s) {
     (void)co_await sh;
     entry.set(detail::conn_state::reading, detail::coarse_now_ms());
     for (std::size_t drained = 0; drained < (1u << 20);) {
-      auto recv = s.recv(writable(buf.get(), cap));
-      auto got = co_await recv;
-      if (!got || *got == 0)
+      std::size_t before = in.size();
+      auto more = read_more();
+      if (!co_await std::move(more))
         break;
-      drained += *got;
+      drained += in.size() - before;
+      in.consume(in.size());
     }
   }
   m_registry->remove(&entry);

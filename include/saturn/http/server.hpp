@@ -37,6 +37,12 @@ struct server_options {
   std::chrono::milliseconds idle_timeout{60000};    ///< a kept-alive connection waiting for a request
   parser_limits limits{};                           ///< 431 / 413 thresholds
   std::size_t read_buffer = 16 * 1024;              ///< initial receive buffer per connection (grows for bodies)
+  /// Read through a multishot receive into the loop's provided buffers (one SQE per
+  /// connection, not per read; the bytes are copied into the connection's buffer) instead
+  /// of one recv SQE per read. Off by default: on a thread_pool a stolen connection task
+  /// must hop back to the loop that owns its multishot receive, which cost more than the
+  /// recv SQEs it saves in the A/B runs here (2 workers; see the report).
+  bool multishot_receive = false;
 };
 
 namespace detail {
