@@ -82,7 +82,10 @@ int main(int argc, char** argv) {
   app.add_option("--spin-us", spin_us, "how long an idle worker searches for work before it parks");
   app.add_flag("--multishot-receive", opts.multishot_receive,
                "read through a multishot receive (provided buffers) instead of one recv per read (A/B)");
+  bool ring_send = false;
+  app.add_flag("--ring-send", ring_send, "send through the ring only (no first non-blocking send(2); A/B)");
   CLI11_PARSE(app, argc, argv);
+  opts.direct_send = !ring_send;
   opts.header_timeout = std::chrono::milliseconds(header_ms);
   opts.idle_timeout = std::chrono::milliseconds(idle_ms);
   opts.server_name = "saturn";

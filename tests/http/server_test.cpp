@@ -210,3 +210,25 @@ TEST(http_server, wrk_short_run_has_no_errors) {
   std::size_t begin = out.find_last_of(" \n", at - 1) + 1;
   EXPECT_GT(std::stoul(out.substr(begin, at - begin)), 0u) << out;
 }
+
+TEST(http_server, multishot_receive_path_pipelines_and_reads_bodies) {
+  saturn::http::server_options o;
+  o.multishot_receive = true;
+  test_server srv(o);
+  client c(srv.port());
+  std::string batch;
+  for (int i = 0; i < 50; ++i)
+    batch += "GET /seq/" + std::to_string(i) + " HTTP/1.1\r\nHost: t\r\n\r\n";
+  std::string big(100000, 'q');
+  batch += "POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: " + std::to_string(big.size()) + "\r\n\r\n" + big;
+  c.send(batch);
+  for (int i = 0; i < 50; ++i) {
+    auto r = c.read_response();
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->body, std::to_string(i));
+  }
+  auto r = c.read_response();
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->body.size(), big.size());
+  EXPECT_EQ(r->body, big);
+}

@@ -43,6 +43,9 @@ struct server_options {
   /// must hop back to the loop that owns its multishot receive, which cost more than the
   /// recv SQEs it saves in the A/B runs here (2 workers; see the report).
   bool multishot_receive = false;
+  /// Try a non-blocking send(2) from the connection's task before the ring's send: a batch
+  /// that fits the socket buffer (the usual case) then costs no CQE and no task wake.
+  bool direct_send = true;
 };
 
 namespace detail {
