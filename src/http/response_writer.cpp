@@ -83,6 +83,8 @@ inline char* format_decimal(std::size_t v, char* end) {
 struct cursor {
   char* p;
   void put(std::string_view s) noexcept {
+    if (s.empty())
+      return;  // an empty view may have a null data(), which memcpy must not get
     std::memcpy(p, s.data(), s.size());
     p += s.size();
   }

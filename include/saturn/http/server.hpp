@@ -33,7 +33,7 @@ namespace saturn::http {
 struct server_options {
   std::string server_name = "saturn";             ///< the Server field of every response
   std::size_t max_connections = 10000;            ///< accepting pauses while this many are open
-  std::chrono::milliseconds header_timeout{10000};  ///< first byte of a request → its last header byte
+  std::chrono::milliseconds header_timeout{10000};  ///< first byte of a request → its last byte (head and body)
   std::chrono::milliseconds idle_timeout{60000};    ///< a kept-alive connection waiting for a request
   parser_limits limits{};                           ///< 431 / 413 thresholds
   std::size_t read_buffer = 16 * 1024;              ///< initial receive buffer per connection (grows for bodies)
