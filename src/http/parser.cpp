@@ -27,6 +27,7 @@ void request_parser::reset() noexcept {
   m_content_length = m_chunk_left = 0;
   m_body_len = m_trailer_bytes = 0;
   m_field_count = 0;
+  m_line_count = 0;
   m_limits = limits;
 }
 
@@ -72,6 +73,8 @@ parse_status request_parser::find_head_end(const char* data, std::size_t len) no
     m_scan = m_start;
   }
   std::size_t limit = len < m_start + m_limits.max_head ? len : m_start + m_limits.max_head;
+  // Each line end found is recorded, so parse_head splits lines without searching again.
+  // A newline is recorded only once the scan moves past it (a resumed scan may see it twice).
   while (m_scan < limit) {
     const void* nl = std::memchr(data + m_scan, '\n', limit - m_scan);
     if (!nl)
@@ -81,19 +84,23 @@ parse_status request_parser::find_head_end(const char* data, std::size_t len) no
       m_scan = i;
       return parse_status::incomplete;
     }
+    std::size_t end = 0;
     if (data[i + 1] == '\n') {
-      m_head_len = i + 2;
-      break;
-    }
-    if (data[i + 1] == '\r') {
+      end = i + 2;
+    } else if (data[i + 1] == '\r') {
       if (i + 2 >= len) {
         m_scan = i;
         return parse_status::incomplete;
       }
-      if (data[i + 2] == '\n') {
-        m_head_len = i + 3;
-        break;
-      }
+      if (data[i + 2] == '\n')
+        end = i + 3;
+    }
+    if (m_line_count == max_header_fields + 1)
+      return fail(431, "too many header fields");
+    m_line_ends[m_line_count++] = static_cast<std::uint32_t>(i);
+    if (end != 0) {
+      m_head_len = end;
+      break;
     }
     m_scan = i + 1;
   }
@@ -108,39 +115,25 @@ parse_status request_parser::find_head_end(const char* data, std::size_t len) no
   return parse_status::complete;
 }
 
-namespace {
-
-/// The end of the line starting at `p` (inside the head, so a '\n' exists) and its
-/// content length without the CR of a CRLF.
-inline std::size_t line_length(const char* p, const char* end, const char** next) noexcept {
-  const char* nl = static_cast<const char*>(std::memchr(p, '\n', static_cast<std::size_t>(end - p)));
-  *next = nl + 1;
-  std::size_t n = static_cast<std::size_t>(nl - p);
-  if (n > 0 && p[n - 1] == '\r')
-    --n;
-  return n;
-}
-
-}  // namespace
-
 parse_status request_parser::parse_head(const char* data) noexcept {
-  const char* next = nullptr;
-  const char* p = data + m_start;
-  const char* end = data + m_head_len;
-  std::size_t n = line_length(p, end, &next);
-  parse_status s = parse_request_line(p, n);
-  if (s != parse_status::complete)
-    return s;
-  for (p = next; p < end;) {
-    n = line_length(p, end, &next);
-    if (n == 0)
-      break;  // the blank line
-    if (p[0] == ' ' || p[0] == '\t')
-      return fail(400, "obs-fold or whitespace before a field name");
-    s = parse_field(data, static_cast<std::size_t>(p - data), n);
+  std::size_t begin = m_start;
+  for (std::size_t k = 0; k < m_line_count; ++k) {
+    std::size_t nl = m_line_ends[k];
+    std::size_t n = nl - begin;
+    if (n > 0 && data[nl - 1] == '\r')
+      --n;  // CRLF; a bare LF ends a line as well (RFC 9112 §2.2)
+    const char* p = data + begin;
+    parse_status s;
+    if (k == 0) {
+      s = parse_request_line(p, n);
+    } else {
+      if (p[0] == ' ' || p[0] == '\t')
+        return fail(400, "obs-fold or whitespace before a field name");
+      s = parse_field(data, begin, n);
+    }
     if (s != parse_status::complete)
       return s;
-    p = next;
+    begin = nl + 1;
   }
   return check_framing(data);
 }

@@ -109,6 +109,8 @@ class request_parser {
   span32 m_method, m_target;
   field_offsets m_fields[max_header_fields];
   std::size_t m_field_count = 0;
+  std::uint32_t m_line_ends[max_header_fields + 1];  // '\n' of the request line and each field line
+  std::size_t m_line_count = 0;
   request m_req;
 };
 
