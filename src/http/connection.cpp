@@ -6,9 +6,10 @@
 //         mark idle / reading for the sweeper; read (one recv, or a multishot receive).
 //
 // Requests are handled one at a time, so the request's views into the buffer stay valid
-// while its handler runs, and responses leave in request order. An error answer (400,
-// 413, 431, 501, 505) is followed by a half-close and a short drain, so the client reads
-// the answer instead of a reset.
+// while its handler runs, and responses leave in request order. When the server closes
+// first (an error answer — 400, 413, 431, 501, 505 —, Connection: close, HTTP/1.0) it
+// half-closes and drains until the client closes, so the client reads the last answer
+// instead of a reset.
 #include <saturn/http/server.hpp>
 
 #include "http/conn_buffer.hpp"
@@ -40,7 +41,7 @@ task<void> server::serve_connection(net::tcp_stream s) {
   detail::conn_buffer in(m_opts.read_buffer, limits.max_head + 2 * limits.max_body + 32 * 1024);
   request_parser parser(limits);
   std::string out;
-  bool open = true, failed = false;
+  bool open = true, linger = false;  // linger: we close first, gracefully
   const bool multishot = m_opts.multishot_receive;
 
   // One read: a chunk of the multishot receive copied in, or one recv into the buffer.
@@ -72,7 +73,7 @@ task<void> server::serve_connection(net::tcp_stream s) {
       if (st == parse_status::error) {
         write_error(out, parser.error_status(), parser.error_reason(), m_opts.server_name);
         open = false;
-        failed = true;
+        linger = true;
         break;
       }
       entry.state.store(detail::conn_state::busy, std::memory_order_relaxed);
@@ -106,6 +107,8 @@ task<void> server::serve_connection(net::tcp_stream s) {
       if (!open)
         break;
     }
+    if (!open)
+      linger = true;  // an error, Connection: close, HTTP/1.0 or a handler's close
     if (!out.empty()) {
       // A first non-blocking send(2) straight from this task: on a socket with room (the
       // usual case) the whole batch leaves with no ring round trip and no task wake; what
@@ -141,9 +144,9 @@ task<void> server::serve_connection(net::tcp_stream s) {
     if (was_empty && entry.state.load(std::memory_order_relaxed) == detail::conn_state::idle)
       entry.set(detail::conn_state::reading, detail::coarse_now_ms());
   }
-  if (failed) {
-    // Half-close, then drain what the client still sends (bounded by the header timeout
-    // through the sweeper), so the answer is not lost to a reset.
+  if (linger) {
+    // Half-close, then drain what the client still sends until it closes (bounded by the
+    // header timeout through the sweeper), so the last answer is not lost to a reset.
     auto sh = s.shutdown(SHUT_WR);
     (void)co_await sh;
     entry.set(detail::conn_state::reading, detail::coarse_now_ms());
