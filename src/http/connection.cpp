@@ -68,8 +68,14 @@ task<void> server::serve_connection(net::tcp_stream s) {
     bool completed_any = false;
     for (;;) {
       parse_status st = parser.parse(in.data(), in.size());
-      if (st == parse_status::incomplete)
+      if (st == parse_status::incomplete) {
+        if (parser.expects_continue()) {
+          // The client waits for this before sending the body (RFC 9110 §10.1.1).
+          out.append("HTTP/1.1 100 Continue\r\n\r\n");
+          parser.continue_sent();
+        }
         break;
+      }
       if (st == parse_status::error) {
         write_error(out, parser.error_status(), parser.error_reason(), m_opts.server_name);
         open = false;

@@ -20,6 +20,7 @@ void request_parser::reset() noexcept {
   m_keep_alive = true;
   m_chunked = false;
   m_has_length = false;
+  m_expect_continue = false;
   m_host_count = 0;
   m_error_status = 0;
   m_error_reason = "";
@@ -224,7 +225,7 @@ bool for_each_element(std::string_view v, F&& f) {
 parse_status request_parser::check_framing(const char* data) noexcept {
   std::uint64_t length = 0;
   bool has_length = false, te = false, chunked_last = false, chunked_seen_twice = false;
-  bool other_coding = false, bad_length = false;
+  bool other_coding = false, bad_length = false, expect_continue = false;
   int chunked_count = 0;
   for (std::size_t f = 0; f < m_field_count; ++f) {
     std::string_view name(data + m_fields[f].name.off, m_fields[f].name.len);
@@ -274,6 +275,8 @@ parse_status request_parser::check_framing(const char* data) noexcept {
       });
     } else if (iequals(name, "host")) {
       ++m_host_count;
+    } else if (iequals(name, "expect")) {
+      expect_continue = iequals(value, "100-continue");
     }
   }
   // Connection: close wins over keep-alive whatever the order.
@@ -306,6 +309,7 @@ parse_status request_parser::check_framing(const char* data) noexcept {
     return fail(413, "request body too large");
   m_has_length = has_length;
   m_content_length = length;
+  m_expect_continue = expect_continue && m_version_minor == 1 && (te || length > 0);
   m_chunked = te;
   m_pos = m_head_len;
   m_phase = te ? phase::chunk_size : phase::body_length;

@@ -304,3 +304,19 @@ TEST(http_parser, random_splits_report_the_same_error) {
       EXPECT_EQ(parse_chunked(s, cuts).error, status);
     }
 }
+
+TEST(http_parser, expect_continue_is_reported_until_sent) {
+  std::string s = "POST / HTTP/1.1\r\nHost: a\r\nExpect: 100-Continue\r\nContent-Length: 3\r\n\r\n";
+  request_parser p;
+  EXPECT_EQ(p.parse(s.data(), s.size()), parse_status::incomplete);
+  EXPECT_TRUE(p.head_complete());
+  EXPECT_TRUE(p.expects_continue());
+  p.continue_sent();
+  EXPECT_FALSE(p.expects_continue());
+  s += "abc";
+  EXPECT_EQ(p.parse(s.data(), s.size()), parse_status::complete);
+  request_parser q;  // HTTP/1.0 and body-less requests never get a 100
+  std::string t = "POST / HTTP/1.0\r\nExpect: 100-continue\r\nContent-Length: 3\r\n\r\n";
+  q.parse(t.data(), t.size());
+  EXPECT_FALSE(q.expects_continue());
+}

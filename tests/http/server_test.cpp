@@ -232,3 +232,31 @@ TEST(http_server, multishot_receive_path_pipelines_and_reads_bodies) {
   EXPECT_EQ(r->body.size(), big.size());
   EXPECT_EQ(r->body, big);
 }
+
+TEST(http_server, expect_100_continue_gets_an_interim_answer) {
+  test_server srv;
+  client c(srv.port());
+  c.send("POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 4\r\nExpect: 100-continue\r\n\r\n");
+  while (c.buffer.find("\r\n\r\n") == std::string::npos)
+    ASSERT_TRUE(c.read_some(5s));
+  EXPECT_EQ(c.buffer, "HTTP/1.1 100 Continue\r\n\r\n");
+  c.buffer.clear();
+  c.send("body");
+  auto r = c.read_response();
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+  EXPECT_EQ(r->body, "body");
+}
+
+TEST(http_server, curl_large_upload_uses_expect_continue) {
+  if (!http_test::have_program("curl"))
+    GTEST_SKIP() << "curl not installed";
+  test_server srv;
+  // 1.5 MiB is over the default max_body (1 MiB): 413 without waiting on the body.
+  auto [out, st] = http_test::run_command("head -c 1500000 /dev/zero | curl -s -o /dev/null -w '%{http_code}' "
+                                          "--data-binary @- " + srv.url("/echo"));
+  EXPECT_EQ(out, "413");
+  auto [out2, st2] = http_test::run_command("head -c 900000 /dev/zero | curl -s -H 'Expect: 100-continue' "
+                                            "--data-binary @- " + srv.url("/echo") + " | wc -c");
+  EXPECT_EQ(out2, "900000\n");
+}

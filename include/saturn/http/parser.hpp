@@ -63,8 +63,11 @@ class request_parser {
   std::string_view error_reason() const noexcept { return m_error_reason; }
   /// True once the header section has been parsed (the body may still be incomplete).
   bool head_complete() const noexcept { return m_phase > phase::head; }
-  /// True while bytes of a request have been received but the request is not complete.
-  bool in_progress(std::size_t len) const noexcept { return m_phase != phase::head || len > 0; }
+  /// True once the head is parsed if the request carries `Expect: 100-continue` (HTTP/1.1)
+  /// and its body has not been received yet: the server should send 100 Continue.
+  bool expects_continue() const noexcept { return m_expect_continue; }
+  /// Records that the 100 Continue was sent (expects_continue() is false afterwards).
+  void continue_sent() noexcept { m_expect_continue = false; }
   /// Forgets the request; the next parse() starts a new one.
   void reset() noexcept;
 
@@ -95,6 +98,7 @@ class request_parser {
   bool m_keep_alive = true;
   bool m_chunked = false;
   bool m_has_length = false;
+  bool m_expect_continue = false;
   std::uint32_t m_host_count = 0;
   int m_error_status = 0;
   const char* m_error_reason = "";
