@@ -7,14 +7,17 @@
 #include <saturn/http/server.hpp>
 #include <saturn/net/address.hpp>
 #include <saturn/sched/thread_pool.hpp>
+#include <saturn/task/runtime.hpp>
 #include <saturn/task/time.hpp>
 
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <charconv>
 #include <csignal>
 #include <cstdio>
 #include <thread>
+#include <vector>
 
 namespace {
 
@@ -50,8 +53,10 @@ saturn::task<response> delay(const request&, const route_params& p) {
   co_return response(200, "text/plain", std::string(ms_text));
 }
 
-saturn::task<int> run(saturn::http::server& srv, std::uint16_t port) {
-  auto listener = saturn::net::tcp_listener::bind(saturn::net::address::loopback_v4(port));
+saturn::task<int> run(saturn::http::server& srv, std::uint16_t port, bool reuse_port = false) {
+  saturn::net::listen_options lo;
+  lo.reuse_port = reuse_port;
+  auto listener = saturn::net::tcp_listener::bind(saturn::net::address::loopback_v4(port), lo);
   if (!listener) {
     std::fprintf(stderr, "saturn-http: cannot listen on 127.0.0.1:%u: %s\n", port, listener.err().message().c_str());
     co_return 1;
@@ -82,6 +87,9 @@ int main(int argc, char** argv) {
   app.add_option("--spin-us", spin_us, "how long an idle worker searches for work before it parks");
   app.add_flag("--multishot-receive", opts.multishot_receive,
                "read through a multishot receive (provided buffers) instead of one recv per read (A/B)");
+  bool per_thread = false;
+  app.add_flag("--per-thread-runtimes", per_thread,
+               "A/B: one single-threaded runtime and SO_REUSEPORT listener per thread instead of the thread_pool");
   bool ring_send = false;
   app.add_flag("--ring-send", ring_send, "send through the ring only (no first non-blocking send(2); A/B)");
   CLI11_PARSE(app, argc, argv);
@@ -95,6 +103,22 @@ int main(int argc, char** argv) {
   routes.get("/plaintext", plaintext);
   routes.get("/json", json);
   routes.get("/delay/{ms}", delay);
+  if (per_thread) {
+    // A/B against the pool: one single-threaded runtime per thread, each with its own
+    // SO_REUSEPORT listener and server (connections never move between threads).
+    opts.max_connections = std::max<std::size_t>(1, opts.max_connections / threads);
+    std::vector<std::thread> workers;
+    std::vector<int> codes(threads, 0);
+    for (unsigned i = 0; i < threads; ++i)
+      workers.emplace_back([&, i] {
+        saturn::runtime rt;
+        saturn::http::server srv(routes, opts);
+        codes[i] = rt.block_on(run(srv, static_cast<std::uint16_t>(port), true));
+      });
+    for (auto& t : workers)
+      t.join();
+    return *std::max_element(codes.begin(), codes.end());
+  }
   saturn::http::server srv(routes, opts);
   saturn::thread_pool pool({.threads = threads, .mode = saturn::pool_mode::io, .loop = {}, .spin_before_park_us = spin_us});
   return pool.block_on(run(srv, static_cast<std::uint16_t>(port)));
