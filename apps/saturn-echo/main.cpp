@@ -12,7 +12,10 @@
 
 #include <CLI/CLI.hpp>
 
+#include <atomic>
+#include <chrono>
 #include <csignal>
+#include <thread>
 #include <cstdio>
 #include <string>
 
@@ -31,7 +34,20 @@ saturn::task<void> echo_connection(saturn::net::tcp_stream s) {
   }
 }
 
-saturn::task<void> accept_loop(saturn::thread_pool& pool, saturn::net::tcp_listener listener) {
+// With one SO_REUSEPORT listener per worker, each listener's multishot accept must live
+// on a different worker's loop (it binds to the loop of its first await). The pool has no
+// placement call, so the accept tasks meet at a barrier first: each holds its worker until
+// all have started, which forces them onto distinct workers (bounded wait: 200 ms).
+struct placement {
+  std::atomic<unsigned> arrived{0};
+  unsigned expected = 1;
+};
+
+saturn::task<void> accept_loop(saturn::thread_pool& pool, saturn::net::tcp_listener listener, placement* place) {
+  place->arrived.fetch_add(1, std::memory_order_acq_rel);
+  const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(200);
+  while (place->arrived.load(std::memory_order_acquire) < place->expected && std::chrono::steady_clock::now() < until)
+    std::this_thread::yield();
   for (;;) {
     auto c = co_await listener.accept();
     if (!c) {
@@ -51,12 +67,14 @@ int main(int argc, char** argv) {
   std::string accept_mode = "shared";
   unsigned buffers = 2048;
   unsigned buffer_size = 16384;
+  unsigned spin_us = 0;
   app.add_option("--port", port, "TCP port on 127.0.0.1")->required();
   app.add_option("--threads", threads, "worker threads (0: the CPUs this process may use)");
   app.add_option("--accept", accept_mode, "shared: one listener; reuseport: one SO_REUSEPORT listener per worker")
       ->check(CLI::IsMember({"shared", "reuseport"}));
   app.add_option("--buffers", buffers, "receive buffers per worker (power of two)");
   app.add_option("--buffer-size", buffer_size, "bytes per receive buffer");
+  app.add_option("--spin-us", spin_us, "how long an idle worker polls before parking");
   CLI11_PARSE(app, argc, argv);
 
   // Block the stop signals before any worker starts, so only sigwait below sees them.
@@ -72,20 +90,23 @@ int main(int argc, char** argv) {
   po.mode = saturn::pool_mode::io;
   po.loop.recv_buffer_count = buffers;
   po.loop.recv_buffer_size = buffer_size;
+  po.spin_before_park_us = spin_us;
   const auto addr = saturn::net::address::loopback_v4(static_cast<std::uint16_t>(port));
+  placement place;  // lifetime: declared before the pool, so it outlives every task
   {
     saturn::thread_pool pool(po);
     const bool reuse = accept_mode == "reuseport";
     const unsigned listeners = reuse ? pool.threads() : 1;
     saturn::net::listen_options lo;
     lo.reuse_port = reuse;
+    place.expected = listeners;
     for (unsigned i = 0; i < listeners; ++i) {
       auto l = saturn::net::tcp_listener::bind(addr, lo);
       if (!l) {
         std::fprintf(stderr, "saturn-echo: %s (port %u)\n", l.err().message().c_str(), port);
         return 1;
       }
-      (void)pool.spawn(accept_loop(pool, std::move(*l)));
+      (void)pool.spawn(accept_loop(pool, std::move(*l), &place));
     }
     int sig = 0;
     sigwait(&stop_set, &sig);

@@ -53,6 +53,13 @@ event_loop::~event_loop() {
       reap();
     }
   }
+  // Users of this loop (sockets' multishot operations) let go of it; nothing is in flight.
+  while (m_exit_hooks != nullptr) {
+    loop_exit_hook* h = m_exit_hooks;
+    remove_exit_hook(h);
+    h->m_on_loop_exit(h);
+  }
+  m_recv_buffers.reset();
   ::close(m_wake_fd);
   // Loops may die in any order: unlink this one from the thread's chain wherever it is.
   for (event_loop** p = &t_current; *p != nullptr; p = &(*p)->m_prev_current) {

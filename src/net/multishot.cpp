@@ -8,13 +8,34 @@ namespace saturn::net::detail {
 
 multishot_source::multishot_source(kind k, int fd, unsigned limit) noexcept : m_limit(limit), m_fd(fd), m_kind(k) {
   m_complete = &on_cqe;
+  m_on_loop_exit = &on_loop_exit;
 }
 
-multishot_source::~multishot_source() = default;
+multishot_source::~multishot_source() {
+  if (m_owner != nullptr)
+    m_owner->remove_exit_hook(this);  // on the owner thread: every delete happens there
+}
+
+void multishot_source::on_loop_exit(loop_exit_hook* h) noexcept {
+  auto* s = static_cast<multishot_source*>(h);
+  // Every operation has completed (the loop drained its I/O); the buffer ring goes next.
+  if (s->m_kind == kind::accept)
+    while (s->m_count > 0)
+      s->drop(s->pop());
+  s->m_count = 0;
+  s->m_head = 0;
+  s->m_held = -1;
+  s->m_waiter = nullptr;
+  s->m_armed = false;
+  s->m_paused = false;
+  s->m_owner = nullptr;
+  s->m_bufs = nullptr;
+}
 
 event_loop* multishot_source::bind_owner(event_loop* cur) noexcept {
   if (m_owner == nullptr && cur != nullptr) {
     m_owner = cur;
+    cur->add_exit_hook(this);
     if (m_kind == kind::recv) {
       std::error_code ec;
       m_bufs = cur->recv_buffers(ec);
@@ -110,6 +131,8 @@ void multishot_source::on_cqe(operation* op, int res, unsigned flags) noexcept {
       delete s;
     return;
   }
+  if (res == -ENOBUFS)
+    s_dry.fetch_add(1, std::memory_order_relaxed);
   const bool swallow = !more && (res == -ENOBUFS || (res == -ECANCELED && s->m_paused));
   if (!more)
     s->m_paused = false;
@@ -157,6 +180,10 @@ void multishot_source::on_close_posted(runnable* r, run_mode mode) noexcept {
 
 void multishot_source::close_on_owner() noexcept {
   m_closing = true;
+  if (m_owner == nullptr) {  // never used, or orphaned by its loop's destruction
+    delete this;
+    return;
+  }
   if (m_waiter != nullptr) {
     ms_await* w = m_waiter;
     m_waiter = nullptr;

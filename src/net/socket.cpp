@@ -25,9 +25,11 @@ result<address> sock_name(int fd, bool peer, const char* op) noexcept {
   return address::from_sockaddr(reinterpret_cast<::sockaddr*>(&ss), len);
 }
 
+// No virtual call on the category here or in the log line below: at this point the
+// process may have no fd to spare, and a sanitizer's checks of a virtual call need one.
 bool fd_exhaustion(const error& e) noexcept {
   const int v = e.code.value();
-  return e.code.category() == std::system_category() && (v == EMFILE || v == ENFILE || v == ENOBUFS || v == ENOMEM);
+  return &e.code.category() == &std::system_category() && (v == EMFILE || v == ENFILE || v == ENOBUFS || v == ENOMEM);
 }
 
 void set_nodelay_fd(int fd) noexcept {
@@ -158,7 +160,6 @@ void listener_base::reset() noexcept {
 
 task<result<int>> listener_base::accept_fd() {
   auto backoff = std::chrono::milliseconds(10);
-  bool in_episode = false;
   for (;;) {
     result<int> r = errno_error(-EBADF, m_what);
     if (m_opts.multishot) {
@@ -173,14 +174,18 @@ task<result<int>> listener_base::accept_fd() {
       if (!r)
         r = error{r.err().code, m_what};
     }
-    if (r || !m_opts.retry_fd_exhaustion || !fd_exhaustion(r.err()))
+    if (r) {
+      m_exhausted = false;  // an episode ends with the first accept that works
+      co_return r;
+    }
+    if (!m_opts.retry_fd_exhaustion || !fd_exhaustion(r.err()))
       co_return r;
     // Out of descriptors (or kernel memory): keep serving what is open, retry later.
-    if (!in_episode) {
-      in_episode = true;
+    if (!m_exhausted) {
+      m_exhausted = true;
       ++m_episodes;
       std::fprintf(stderr, "saturn: %s: %s; backing off and retrying (close idle connections or raise RLIMIT_NOFILE)\n",
-                   m_what, r.err().code.message().c_str());
+                   m_what, ::strerror(r.err().code.value()));
     }
     auto s = sleep_for(backoff);
     auto slept = co_await s;

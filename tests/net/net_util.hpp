@@ -3,6 +3,7 @@
 
 #include <saturn/net.hpp>
 #include <saturn/task/runtime.hpp>
+#include <saturn/task/this_task.hpp>
 
 #include <cstddef>
 #include <cstdint>

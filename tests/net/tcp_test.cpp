@@ -232,6 +232,7 @@ TEST(Tcp, TinyBufferRingRunsDryWithoutLossOrReordering) {
   runtime rt;
   // 4 buffers of 64 bytes: a 1 MiB stream runs the ring dry over and over (-ENOBUFS).
   ASSERT_FALSE(rt.loop().reset_recv_buffers(4, 64));
+  const std::uint64_t dry_before = net::detail::multishot_source::ring_dry_events();
   rt.block_on([](runtime* r) -> task<> {
     auto l = listen_any();
     echo_stats st;
@@ -256,6 +257,7 @@ TEST(Tcp, TinyBufferRingRunsDryWithoutLossOrReordering) {
     std::error_code ec;
     EXPECT_EQ(r->loop().recv_buffers(ec)->outstanding(), 0u) << "a receive buffer was not recycled";
   }(&rt));
+  EXPECT_GT(net::detail::multishot_source::ring_dry_events(), dry_before) << "the ring never ran dry: test too weak";
 }
 
 TEST(Tcp, SlowReaderIsBackpressuredNotBuffered) {
@@ -302,4 +304,42 @@ TEST(Tcp, SlowReaderIsBackpressuredNotBuffered) {
     co_await server;
     EXPECT_EQ(slow_st.bytes, msg.size());
   }(&rt));
+}
+
+TEST(Tcp, AcceptCancelledThenAcceptsAgain) {
+  runtime rt;
+  rt.block_on([]() -> task<> {
+    auto l = listen_any();
+    // Nobody connects: the (multishot) accept wait is cancelled by the deadline.
+    auto timed = co_await saturn::with_timeout(20ms, l.accept());
+    CO_ASSERT_TRUE(!timed.has_value());
+    // The listener still works afterwards.
+    saturn::task_context& root = co_await saturn::this_task::context();
+    auto conn = saturn::spawn_in(root, [](std::uint16_t port) -> task<> {
+      auto c = co_await net::tcp_stream::connect(net::address::loopback_v4(port));
+      EXPECT_TRUE(c.has_value());
+    }(port_of(l)));
+    auto s = co_await l.accept();
+    CO_ASSERT_OK(s);
+    co_await conn;
+  }());
+}
+
+TEST(Tcp, SendCancelledByStopToken) {
+  runtime rt;
+  rt.block_on([]() -> task<> {
+    auto l = listen_any();
+    auto c = co_await net::tcp_stream::connect(net::address::loopback_v4(port_of(l)));
+    CO_ASSERT_OK(c);
+    auto s = co_await l.accept();
+    CO_ASSERT_OK(s);
+    // Nobody reads: a 64 MiB send blocks until the deadline cancels it.
+    std::vector<std::byte> big(64u << 20);
+    auto timed = co_await saturn::with_timeout(100ms, [](net::tcp_stream* st, std::vector<std::byte>* b)
+                                                          -> task<result<std::size_t>> {
+      auto tx = st->send(*b);
+      co_return co_await tx;
+    }(&*s, &big));
+    CO_ASSERT_TRUE(!timed.has_value());
+  }());
 }

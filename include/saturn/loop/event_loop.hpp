@@ -52,6 +52,15 @@ struct loop_stats {
   std::uint64_t remote_wakes = 0;  ///< wake-ups sent to this loop by other threads
 };
 
+/// Something that must let go of a loop when the loop is destroyed (e.g. a socket's
+/// multishot receive living on it). Intrusive; registered and removed on the loop thread.
+struct loop_exit_hook {
+  using fn_type = void (*)(loop_exit_hook* self) noexcept;
+  loop_exit_hook* m_prev_hook = nullptr;
+  loop_exit_hook* m_next_hook = nullptr;
+  fn_type m_on_loop_exit = nullptr;
+};
+
 /// A per-thread proactor over one io_uring.
 ///
 /// Threading: a loop belongs to the thread that constructed it (the ring is
@@ -137,6 +146,25 @@ class event_loop {
   /// The loop's own receive buffers (group 0; created on first use with the sizes from
   /// loop_options). Null with `ec` set when they cannot be registered. Loop thread only.
   buf_ring* recv_buffers(std::error_code& ec);
+  /// Registers `h`: the destructor calls h->m_on_loop_exit after every operation has
+  /// completed and before the buffer rings go. Loop thread only.
+  void add_exit_hook(loop_exit_hook* h) noexcept {
+    h->m_prev_hook = nullptr;
+    h->m_next_hook = m_exit_hooks;
+    if (m_exit_hooks != nullptr)
+      m_exit_hooks->m_prev_hook = h;
+    m_exit_hooks = h;
+  }
+  /// Unregisters `h` (it must be registered). Loop thread only.
+  void remove_exit_hook(loop_exit_hook* h) noexcept {
+    if (h->m_prev_hook != nullptr)
+      h->m_prev_hook->m_next_hook = h->m_next_hook;
+    else
+      m_exit_hooks = h->m_next_hook;
+    if (h->m_next_hook != nullptr)
+      h->m_next_hook->m_prev_hook = h->m_prev_hook;
+    h->m_prev_hook = h->m_next_hook = nullptr;
+  }
   /// Replaces the loop's receive buffers (for tests: a tiny ring runs dry). Only while no
   /// receive uses them (no stream received on this loop yet, or all closed and drained).
   std::error_code reset_recv_buffers(unsigned count, unsigned size);
@@ -275,6 +303,7 @@ class event_loop {
   std::unique_ptr<buf_ring> m_recv_buffers;
   unsigned m_recv_buffer_count = 1024;
   unsigned m_recv_buffer_size = 16384;
+  loop_exit_hook* m_exit_hooks = nullptr;
   runnable* m_ready_head = nullptr;
   runnable* m_ready_tail = nullptr;
   detail::timer_heap m_timers;

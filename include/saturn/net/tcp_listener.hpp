@@ -63,6 +63,7 @@ class listener_base {
   listen_options m_opts{};
   const char* m_what = "accept";
   unsigned m_episodes = 0;
+  bool m_exhausted = false;
 };
 }  // namespace detail
 

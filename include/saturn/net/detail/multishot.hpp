@@ -17,12 +17,16 @@
 ///     only after the previous operation's final CQE, so no byte is lost or reordered.
 ///   * close() may be called from any thread; the source then recycles what it holds,
 ///     cancels the operation and frees itself on the final CQE.
+///   * If the loop is destroyed first (a socket outliving its runtime), the loop's exit
+///     hook orphans the source: what it queued is dropped (the ring goes with the loop)
+///     and a later await binds it afresh to the awaiting thread's loop.
 #pragma once
 
 #include <saturn/loop/event_loop.hpp>
 #include <saturn/task/detail/cancellable.hpp>
 #include <saturn/task/detail/promise_base.hpp>
 
+#include <atomic>
 #include <cerrno>
 #include <coroutine>
 #include <cstdint>
@@ -40,7 +44,7 @@ struct ms_item {
 class ms_await;
 
 /// See the file comment. Allocated with new; freed by close() (eventually on its loop).
-class multishot_source final : public operation {
+class multishot_source final : public operation, private loop_exit_hook {
  public:
   enum class kind : std::uint8_t { recv, accept };
 
@@ -67,11 +71,14 @@ class multishot_source final : public operation {
   bool paused() const noexcept { return m_paused; }
   /// Ends the source; any thread. The object frees itself (maybe later, on its loop).
   void close() noexcept;
+  /// Times a receive ended with -ENOBUFS (the ring ran dry), process-wide (tests, diagnostics).
+  static std::uint64_t ring_dry_events() noexcept { return s_dry.load(std::memory_order_relaxed); }
 
  private:
   ~multishot_source();
   static void on_cqe(operation* op, int res, unsigned flags) noexcept;
   static void on_close_posted(runnable* r, run_mode mode) noexcept;
+  static void on_loop_exit(loop_exit_hook* h) noexcept;
   void close_on_owner() noexcept;
   void arm(bool poll_first) noexcept;
   void push(ms_item it);
@@ -79,6 +86,7 @@ class multishot_source final : public operation {
   void hand_out(ms_item it) noexcept;
   void drop(ms_item it) noexcept;
 
+  static inline std::atomic<std::uint64_t> s_dry{0};
   event_loop* m_owner = nullptr;
   buf_ring* m_bufs = nullptr;
   ms_await* m_waiter = nullptr;

@@ -111,7 +111,7 @@ struct send_all_awaiter : io_awaiter<send_all_awaiter, std::size_t> {
         self->submit(*self->m_loop);  // same loop thread: the completion runs on it
         return;
       }
-      res = 0;
+      res = self->m_done < self->m_len ? -ECANCELED : 0;  // stopped between two sends
     } else if (res == 0 && self->m_done < self->m_len) {
       res = -EPIPE;  // a stream send of 0 bytes cannot make progress
     }
