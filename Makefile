@@ -1,5 +1,6 @@
 # Thin front over CMake presets. `make test` and `make bench` are the two commands.
 .PHONY: test bench build release asan-ubsan tsan tsan-concurrency clang clang-release stress clean
+.PHONY: test bench build release asan-ubsan tsan clang clang-release stress fuzz clean
 
 JOBS ?= 2
 
@@ -39,6 +40,16 @@ stress:
 	cmake --preset release >/dev/null
 	cmake --build --preset release -j $(JOBS)
 	for i in $$(seq 1 20); do ctest --test-dir build/release -L stress --output-on-failure || exit 1; done
+
+# The HTTP parser's libFuzzer target (clang++-14), run for FUZZ_SECONDS (default 60);
+# new inputs land in build/release/tests/fuzz/corpus-http, the committed seeds stay as they are.
+FUZZ_SECONDS ?= 60
+fuzz:
+	cmake --preset release >/dev/null
+	cmake --build --preset release --target http_parser_fuzz
+	mkdir -p build/release/tests/fuzz/corpus-http
+	build/release/tests/fuzz/http_parser_fuzzer build/release/tests/fuzz/corpus-http tests/fuzz/corpus/http \
+	  -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=1024 -print_final_stats=1
 
 clean:
 	rm -rf build

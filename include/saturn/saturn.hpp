@@ -15,3 +15,4 @@
 #include <saturn/sync.hpp>
 #include <saturn/net.hpp>
 #include <saturn/proc.hpp>
+#include <saturn/http.hpp>

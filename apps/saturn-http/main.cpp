@@ -1,0 +1,125 @@
+// saturn-http: the http suite's server (BENCH-CONTRACT.md). 127.0.0.1 only.
+//   GET /plaintext  → 200 text/plain "Hello, World!"
+//   GET /json       → 200 application/json {"message":"Hello, World!"}
+//   GET /delay/{ms} → 200 text/plain "<ms>" after at least ms milliseconds
+//   anything else   → 404
+// Runs on a thread_pool in io mode with --threads workers.
+#include <saturn/http/server.hpp>
+#include <saturn/net/address.hpp>
+#include <saturn/sched/thread_pool.hpp>
+#include <saturn/task/runtime.hpp>
+#include <saturn/task/time.hpp>
+
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <charconv>
+#include <csignal>
+#include <cstdio>
+#include <thread>
+#include <vector>
+
+namespace {
+
+using saturn::http::request;
+using saturn::http::response;
+using saturn::http::route_params;
+
+constexpr std::string_view k_hello = "Hello, World!";
+constexpr std::string_view k_json = R"({"message":"Hello, World!"})";
+constexpr long k_max_delay_ms = 60'000;
+
+saturn::task<response> plaintext(const request&, const route_params&) {
+  co_return response::with_static_body(200, "text/plain", k_hello);
+}
+
+saturn::task<response> json(const request&, const route_params&) {
+  co_return response::with_static_body(200, "application/json", k_json);
+}
+
+// One loop-kept timer per waiting request: the sleep awaiter lives in this frame, the
+// loop's timer heap holds it, nothing else is allocated for the wait. Never answers early
+// (sleep_for never ends before its deadline).
+saturn::task<response> delay(const request&, const route_params& p) {
+  std::string_view ms_text = p.get("ms");
+  long ms = -1;
+  auto [end, ec] = std::from_chars(ms_text.data(), ms_text.data() + ms_text.size(), ms);
+  if (ec != std::errc() || end != ms_text.data() + ms_text.size() || ms < 0 || ms > k_max_delay_ms)
+    co_return response(400, "text/plain", "delay: ms must be an integer in [0, 60000]\n");
+  auto sleep = saturn::sleep_for(std::chrono::milliseconds(ms));
+  auto slept = co_await sleep;
+  if (!slept)
+    co_return response(503, "text/plain", "delay: cancelled\n");
+  co_return response(200, "text/plain", std::string(ms_text));
+}
+
+saturn::task<int> run(saturn::http::server& srv, std::uint16_t port, bool reuse_port = false) {
+  saturn::net::listen_options lo;
+  lo.reuse_port = reuse_port;
+  auto listener = saturn::net::tcp_listener::bind(saturn::net::address::loopback_v4(port), lo);
+  if (!listener) {
+    std::fprintf(stderr, "saturn-http: cannot listen on 127.0.0.1:%u: %s\n", port, listener.err().message().c_str());
+    co_return 1;
+  }
+  auto served = co_await srv.serve(*listener);
+  if (!served) {
+    std::fprintf(stderr, "saturn-http: %s\n", served.err().message().c_str());
+    co_return 1;
+  }
+  co_return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"saturn-http: HTTP/1.1 server of the http benchmark suite (127.0.0.1 only)"};
+  unsigned port = 8080;
+  unsigned threads = std::thread::hardware_concurrency();
+  saturn::http::server_options opts;
+  long header_ms = opts.header_timeout.count(), idle_ms = opts.idle_timeout.count();
+  app.add_option("--port", port, "TCP port on 127.0.0.1")->check(CLI::Range(0u, 65535u));
+  app.add_option("--threads", threads, "worker threads (thread_pool, io mode)")->check(CLI::Range(1u, 1024u));
+  app.add_option("--max-connections", opts.max_connections, "accepting pauses at this many open connections");
+  app.add_option("--header-timeout-ms", header_ms, "close a connection whose request headers take longer");
+  app.add_option("--idle-timeout-ms", idle_ms, "close a kept-alive connection idle this long");
+  app.add_option("--max-body", opts.limits.max_body, "largest request body (413 above)");
+  unsigned spin_us = 50;
+  app.add_option("--spin-us", spin_us, "how long an idle worker searches for work before it parks");
+  app.add_flag("--multishot-receive", opts.multishot_receive,
+               "read through a multishot receive (provided buffers) instead of one recv per read (A/B)");
+  bool per_thread = false;
+  app.add_flag("--per-thread-runtimes", per_thread,
+               "A/B: one single-threaded runtime and SO_REUSEPORT listener per thread instead of the thread_pool");
+  bool ring_send = false;
+  app.add_flag("--ring-send", ring_send, "send through the ring only (no first non-blocking send(2); A/B)");
+  CLI11_PARSE(app, argc, argv);
+  opts.direct_send = !ring_send;
+  opts.header_timeout = std::chrono::milliseconds(header_ms);
+  opts.idle_timeout = std::chrono::milliseconds(idle_ms);
+  opts.server_name = "saturn";
+
+  std::signal(SIGPIPE, SIG_IGN);  // a peer that closed must not kill the server on send
+  saturn::http::router routes;
+  routes.get("/plaintext", plaintext);
+  routes.get("/json", json);
+  routes.get("/delay/{ms}", delay);
+  if (per_thread) {
+    // A/B against the pool: one single-threaded runtime per thread, each with its own
+    // SO_REUSEPORT listener and server (connections never move between threads).
+    opts.max_connections = std::max<std::size_t>(1, opts.max_connections / threads);
+    std::vector<std::thread> workers;
+    std::vector<int> codes(threads, 0);
+    for (unsigned i = 0; i < threads; ++i)
+      workers.emplace_back([&, i] {
+        saturn::runtime rt;
+        saturn::http::server srv(routes, opts);
+        codes[i] = rt.block_on(run(srv, static_cast<std::uint16_t>(port), true));
+      });
+    for (auto& t : workers)
+      t.join();
+    return *std::max_element(codes.begin(), codes.end());
+  }
+  saturn::http::server srv(routes, opts);
+  saturn::thread_pool pool({.threads = threads, .mode = saturn::pool_mode::io, .loop = {}, .spin_before_park_us = spin_us});
+  return pool.block_on(run(srv, static_cast<std::uint16_t>(port)));
+}

@@ -1,0 +1,121 @@
+/// \file
+/// The incremental, zero-copy HTTP/1.1 request parser (RFC 9112).
+///
+/// Protocol: the connection keeps the bytes of the current request contiguous, starting at
+/// `data[0]`, and calls `parse(data, len)` each time more bytes arrived (it may move the
+/// bytes between calls, e.g. to compact its buffer: the parser keeps offsets only, never
+/// pointers). `parse` says `incomplete` (read more), `complete` (request() is ready and
+/// consumed() bytes belong to it: the next pipelined request starts at data[consumed()]),
+/// or `error` (answer error_status() and close: the framing can no longer be trusted).
+/// After `complete`, call reset() before parsing the next request.
+///
+/// Chunked bodies are decoded in place: the decoded bytes are moved down over the chunk
+/// framing inside [0, len), so request().body is contiguous without a copy. The caller
+/// must therefore not change bytes already passed to parse (appending is fine).
+///
+/// Strictness (request smuggling closed): a header section (request line included) over
+/// limits.max_head bytes → 431; more than max_header_fields fields → 431; body over
+/// limits.max_body → 413; malformed request line or field, whitespace before a colon,
+/// obs-fold, bare CR, a Content-Length that is not all digits, overflows, or differs among
+/// its values, Content-Length together with Transfer-Encoding, a Transfer-Encoding that is
+/// not exactly `chunked` (or chunked applied twice, or in HTTP/1.0), an invalid chunk size,
+/// extension or CRLF, or a missing/duplicate Host in HTTP/1.1 → 400. Codings other than
+/// chunked → 501; HTTP major version other than 1 → 505. A bare LF ends a line of the
+/// header section (RFC 9112 §2.2 allows it); chunk framing requires CRLF.
+///
+/// Threading: one parser per connection, used by one thread at a time.
+#pragma once
+
+#include <saturn/http/request.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+namespace saturn::http {
+
+/// Size limits of one request.
+struct parser_limits {
+  std::size_t max_head = 8192;         ///< request line + header fields + blank line
+  std::size_t max_body = 1 << 20;      ///< decoded body bytes
+  std::size_t max_chunk_line = 1024;   ///< one chunk-size line with its extensions
+};
+
+/// What parse() found.
+enum class parse_status : std::uint8_t { incomplete, complete, error };
+
+/// See the file comment for the protocol.
+class request_parser {
+ public:
+  explicit request_parser(parser_limits limits = {}) noexcept : m_limits(limits) {}
+
+  /// Parses the request starting at data[0]; `len` bytes are available. Never reads
+  /// beyond data[len - 1]; may rewrite bytes inside it (chunked bodies).
+  parse_status parse(char* data, std::size_t len) noexcept;
+
+  /// The request, valid after parse() returned complete (views into that call's `data`).
+  const request& get() const noexcept { return m_req; }
+  /// Bytes the completed request occupied on the wire (its framing included).
+  std::size_t consumed() const noexcept { return m_pos; }
+  /// Status to answer after an error (400, 413, 431, 501, 505).
+  int error_status() const noexcept { return m_error_status; }
+  /// Why the request was refused (a short static string, for logs and the error body).
+  std::string_view error_reason() const noexcept { return m_error_reason; }
+  /// True once the header section has been parsed (the body may still be incomplete).
+  bool head_complete() const noexcept { return m_phase > phase::head; }
+  /// True once the head is parsed if the request carries `Expect: 100-continue` (HTTP/1.1)
+  /// and its body has not been received yet: the server should send 100 Continue.
+  bool expects_continue() const noexcept { return m_expect_continue; }
+  /// Records that the 100 Continue was sent (expects_continue() is false afterwards).
+  void continue_sent() noexcept { m_expect_continue = false; }
+  /// Forgets the request; the next parse() starts a new one.
+  void reset() noexcept;
+
+ private:
+  enum class phase : std::uint8_t { head, body_length, chunk_size, chunk_data, chunk_crlf, trailers, done, failed };
+
+  parse_status fail(int status, const char* reason) noexcept;
+  parse_status find_head_end(const char* data, std::size_t len) noexcept;
+  parse_status parse_head(const char* data) noexcept;
+  parse_status parse_request_line(const char* line, std::size_t n) noexcept;
+  parse_status parse_field(const char* data, std::size_t begin, std::size_t n) noexcept;
+  parse_status check_framing(const char* data) noexcept;
+  parse_status parse_body(char* data, std::size_t len) noexcept;
+  parse_status parse_chunk_line(const char* data, std::size_t len) noexcept;
+  parse_status parse_trailer(const char* data, std::size_t len) noexcept;
+  void finish(const char* data) noexcept;
+
+  struct span32 {
+    std::uint32_t off = 0, len = 0;
+  };
+  struct field_offsets {
+    span32 name, value;
+  };
+
+  parser_limits m_limits;
+  phase m_phase = phase::head;
+  std::uint8_t m_version_minor = 1;
+  bool m_keep_alive = true;
+  bool m_chunked = false;
+  bool m_has_length = false;
+  bool m_expect_continue = false;
+  std::uint32_t m_host_count = 0;
+  int m_error_status = 0;
+  const char* m_error_reason = "";
+  std::size_t m_start = 0;       // after leading empty lines
+  std::size_t m_scan = 0;        // head: where the search for the blank line resumes
+  std::size_t m_head_len = 0;    // bytes of the header section, blank line included
+  std::size_t m_pos = 0;         // body: wire offset parsed so far; consumed() when done
+  std::uint64_t m_content_length = 0;
+  std::uint64_t m_chunk_left = 0;
+  std::size_t m_body_len = 0;    // decoded body bytes at [m_head_len, m_head_len + m_body_len)
+  std::size_t m_trailer_bytes = 0;
+  span32 m_method, m_target;
+  field_offsets m_fields[max_header_fields];
+  std::size_t m_field_count = 0;
+  std::uint32_t m_line_ends[max_header_fields + 1];  // '\n' of the request line and each field line
+  std::size_t m_line_count = 0;
+  request m_req;
+};
+
+}  // namespace saturn::http

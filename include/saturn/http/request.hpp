@@ -1,0 +1,68 @@
+/// \file
+/// An HTTP/1.1 request as the parser leaves it: every string is a view into the
+/// connection's receive buffer (zero-copy), valid until the connection reads or compacts
+/// that buffer again — i.e. for as long as the request's handler runs.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string_view>
+
+namespace saturn::http {
+
+/// One header field: name as received (compare with iequals), value without surrounding OWS.
+struct header_field {
+  std::string_view name;
+  std::string_view value;
+};
+
+/// ASCII case-insensitive equality (header names, tokens).
+constexpr bool iequals(std::string_view a, std::string_view b) noexcept {
+  if (a.size() != b.size())
+    return false;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    unsigned char x = static_cast<unsigned char>(a[i]), y = static_cast<unsigned char>(b[i]);
+    if (x >= 'A' && x <= 'Z')
+      x = static_cast<unsigned char>(x + 32);
+    if (y >= 'A' && y <= 'Z')
+      y = static_cast<unsigned char>(y + 32);
+    if (x != y)
+      return false;
+  }
+  return true;
+}
+
+/// The most header fields one request may carry; more is answered with 431.
+inline constexpr std::size_t max_header_fields = 100;
+
+/// A parsed request. Threading: a plain value owned by one connection; its views point
+/// into that connection's buffer.
+class request {
+ public:
+  std::string_view method;   ///< token, e.g. "GET" (case-sensitive per RFC 9110)
+  std::string_view target;   ///< request-target as received
+  std::string_view path;     ///< target's path (before '?'); "*" for asterisk-form
+  std::string_view query;    ///< after '?', without it; empty if none
+  std::string_view body;     ///< the body, de-chunked (chunked bodies are decoded in place)
+  std::uint8_t version_minor = 1;  ///< 0 for HTTP/1.0, 1 for HTTP/1.1
+  bool keep_alive = true;          ///< the connection stays open after the response
+  bool chunked = false;            ///< the body came with Transfer-Encoding: chunked
+
+  /// Every header field, in order received.
+  std::span<const header_field> headers() const noexcept { return {m_headers, m_count}; }
+  /// The value of the first field named `name` (case-insensitive), or an empty view.
+  std::string_view header(std::string_view name) const noexcept {
+    for (std::size_t i = 0; i < m_count; ++i)
+      if (iequals(m_headers[i].name, name))
+        return m_headers[i].value;
+    return {};
+  }
+
+ private:
+  friend class request_parser;
+  header_field m_headers[max_header_fields];
+  std::size_t m_count = 0;
+};
+
+}  // namespace saturn::http

@@ -1,0 +1,89 @@
+/// \file
+/// The router: (method, path pattern) → handler. Patterns are literal segments and
+/// `{name}` parameters, one path segment each (`/delay/{ms}`). Handlers are coroutines
+/// (`task<response>`), so a handler may await a timer, a socket or a channel without
+/// blocking its worker.
+///
+/// Threading: add routes before serving; matching is read-only and may run on every worker
+/// at once.
+#pragma once
+
+#include <saturn/http/request.hpp>
+#include <saturn/http/response.hpp>
+#include <saturn/task/task.hpp>
+
+#include <cstddef>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace saturn::http {
+
+/// The values of a matched route's `{name}` segments (views into the request's path).
+class route_params {
+ public:
+  static constexpr std::size_t max_params = 8;
+  /// The value of parameter `name`, or an empty view.
+  std::string_view get(std::string_view name) const noexcept {
+    for (std::size_t i = 0; i < m_count; ++i)
+      if (std::string_view(m_slots[i].name, m_slots[i].name_len) == name)
+        return {m_slots[i].value, m_slots[i].value_len};
+    return {};
+  }
+  std::size_t size() const noexcept { return m_count; }
+
+ private:
+  friend class router;
+  // Plain slots with no initializer: a match costs nothing for the slots it does not
+  // fill (m_count says which are valid).
+  struct slot {
+    const char* name;
+    std::size_t name_len;
+    const char* value;
+    std::size_t value_len;
+  };
+  slot m_slots[max_params];
+  std::size_t m_count = 0;
+};
+
+/// A handler: given the request and the route's parameters, produces the response. Both
+/// stay valid until the returned task ends.
+using handler = std::function<task<response>(const request&, const route_params&)>;
+
+/// The result of a match: the handler (null if none), its parameters, and the status to
+/// answer when there is no handler (404 no such path, 405 path exists for other methods).
+struct route_match {
+  const handler* fn = nullptr;
+  route_params params;
+  int status = 404;
+};
+
+/// See the file comment.
+class router {
+ public:
+  /// Adds a route. `method` is matched exactly ("GET" also serves HEAD); `pattern` starts
+  /// with '/'. Throws std::invalid_argument for a malformed pattern (a programming error).
+  void add(std::string_view method, std::string_view pattern, handler fn);
+  /// Shorthand for add("GET", ...).
+  void get(std::string_view pattern, handler fn) { add("GET", pattern, std::move(fn)); }
+  /// Finds the route for `method` and `path` (no query). Routes are tried in order added.
+  route_match match(std::string_view method, std::string_view path) const noexcept;
+
+ private:
+  struct segment {
+    std::string text;  // literal text, or the parameter's name
+    bool param = false;
+  };
+  struct route {
+    std::string method;
+    std::string pattern;
+    std::vector<segment> segments;
+    bool literal = true;  // no parameters: compare the whole path
+    handler fn;
+  };
+  bool match_route(const route& r, std::string_view path, route_params& out) const noexcept;
+  std::vector<route> m_routes;
+};
+
+}  // namespace saturn::http

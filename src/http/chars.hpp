@@ -1,0 +1,42 @@
+// Character classes of RFC 9110/9112 as 256-entry tables (one load per byte).
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+
+namespace saturn::http::detail {
+
+enum : std::uint8_t { c_tchar = 1, c_vchar = 2, c_field = 4, c_hex = 8, c_qdtext = 16 };
+
+constexpr std::array<std::uint8_t, 256> make_char_table() {
+  std::array<std::uint8_t, 256> t{};
+  for (int c = 0; c < 256; ++c) {
+    std::uint8_t v = 0;
+    bool alnum = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+    bool tsym = false;
+    const char* syms = "!#$%&'*+-.^_`|~";
+    for (const char* p = syms; *p; ++p)
+      if (c == *p)
+        tsym = true;
+    if (alnum || tsym)
+      v |= c_tchar;
+    if (c >= 0x21 && c <= 0x7e)
+      v |= c_vchar;
+    if ((c >= 0x21 && c <= 0x7e) || c >= 0x80 || c == ' ' || c == '\t')
+      v |= c_field;
+    if ((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'))
+      v |= c_hex;
+    // qdtext = HTAB / SP / %x21 / %x23-5B / %x5D-7E / obs-text
+    if (c == '\t' || c == ' ' || c == 0x21 || (c >= 0x23 && c <= 0x5b) || (c >= 0x5d && c <= 0x7e) || c >= 0x80)
+      v |= c_qdtext;
+    t[static_cast<std::size_t>(c)] = v;
+  }
+  return t;
+}
+
+inline constexpr std::array<std::uint8_t, 256> char_table = make_char_table();
+
+inline bool is(char c, std::uint8_t cls) noexcept { return (char_table[static_cast<unsigned char>(c)] & cls) != 0; }
+
+}  // namespace saturn::http::detail

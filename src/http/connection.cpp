@@ -1,0 +1,174 @@
+// One connection's protocol:
+//
+//   loop: parse every complete request in the buffer → run its handler (a coroutine,
+//         awaited in order) → serialize its response into `out`;
+//         send `out` in one send (a pipelined batch is coalesced into one write);
+//         mark idle / reading for the sweeper; read (one recv, or a multishot receive).
+//
+// Requests are handled one at a time, so the request's views into the buffer stay valid
+// while its handler runs, and responses leave in request order. When the server closes
+// first (an error answer — 400, 413, 431, 501, 505 —, Connection: close, HTTP/1.0) it
+// half-closes and drains until the client closes, so the client reads the last answer
+// instead of a reset.
+#include <saturn/http/server.hpp>
+
+#include "http/conn_buffer.hpp"
+#include "http/connection_registry.hpp"
+
+#include <sys/socket.h>
+
+#include <cerrno>
+#include <cstring>
+#include <exception>
+
+namespace saturn::http {
+
+namespace {
+
+std::span<const std::byte> bytes_of(const std::string& s) {
+  return {reinterpret_cast<const std::byte*>(s.data()), s.size()};
+}
+
+}  // namespace
+
+task<void> server::serve_connection(net::tcp_stream s) {
+  detail::conn_entry entry;
+  entry.fd = s.fd();
+  entry.set(detail::conn_state::idle, detail::coarse_now_ms());
+  m_registry->add(&entry);
+
+  const parser_limits& limits = m_opts.limits;
+  detail::conn_buffer in(m_opts.read_buffer, limits.max_head + 2 * limits.max_body + 32 * 1024);
+  request_parser parser(limits);
+  std::string out;
+  bool open = true, linger = false;  // linger: we close first, gracefully
+  const bool multishot = m_opts.multishot_receive;
+
+  // One read: a chunk of the multishot receive copied in, or one recv into the buffer.
+  // Returns false at end of stream, on error, or past the buffer's bound.
+  auto read_more = [&]() -> task<bool> {
+    if (multishot) {
+      auto rx = s.receive();
+      auto got = co_await rx;
+      if (!got || got->empty())
+        co_return false;
+      co_return in.append(*got);
+    }
+    if (!in.reserve(4096))
+      co_return false;
+    auto rv = s.recv(in.free_space());
+    auto got = co_await rv;
+    if (!got || *got == 0)
+      co_return false;
+    in.commit(*got);
+    co_return true;
+  };
+
+  while (open) {
+    bool completed_any = false;
+    for (;;) {
+      parse_status st = parser.parse(in.data(), in.size());
+      if (st == parse_status::incomplete) {
+        if (parser.expects_continue()) {
+          // The client waits for this before sending the body (RFC 9110 §10.1.1).
+          out.append("HTTP/1.1 100 Continue\r\n\r\n");
+          parser.continue_sent();
+        }
+        break;
+      }
+      if (st == parse_status::error) {
+        write_error(out, parser.error_status(), parser.error_reason(), m_opts.server_name);
+        open = false;
+        linger = true;
+        break;
+      }
+      entry.state.store(detail::conn_state::busy, std::memory_order_relaxed);
+      const request& req = parser.get();
+      write_options wo{req.keep_alive, req.version_minor, req.method == "HEAD"};
+      route_match m = m_router.match(req.method, req.path);
+      if (m.fn) {
+        bool threw = false;
+        try {
+          task<response> t = (*m.fn)(req, m.params);
+          response resp = co_await std::move(t);
+          write_response(out, resp, wo, m_opts.server_name);
+          if (resp.close)
+            open = false;
+        } catch (const std::exception&) {
+          threw = true;
+        }
+        if (threw) {
+          write_error(out, 500, "handler failed", m_opts.server_name);
+          open = false;
+        }
+      } else {
+        response resp(m.status, "text/plain", std::string(reason_phrase(m.status)));
+        write_response(out, resp, wo, m_opts.server_name);
+      }
+      completed_any = true;
+      if (!wo.keep_alive)
+        open = false;
+      in.consume(parser.consumed());
+      parser.reset();
+      if (!open)
+        break;
+    }
+    if (!open)
+      linger = true;  // an error, Connection: close, HTTP/1.0 or a handler's close
+    if (!out.empty()) {
+      // A first non-blocking send(2) straight from this task: on a socket with room (the
+      // usual case) the whole batch leaves with no ring round trip and no task wake; what
+      // does not fit goes through the ring's send, which waits for room.
+      std::size_t done = 0;
+      if (m_opts.direct_send) {
+        ssize_t n = ::send(s.fd(), out.data(), out.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
+        if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+          break;
+        done = n > 0 ? static_cast<std::size_t>(n) : 0;
+      }
+      if (done < out.size()) {
+        auto send = s.send(bytes_of(out).subspan(done));
+        auto sent = co_await send;
+        if (!sent)
+          break;
+      }
+      out.clear();
+    }
+    if (!open)
+      break;
+    std::int64_t now = detail::coarse_now_ms();
+    if (in.empty())
+      entry.set(detail::conn_state::idle, now);
+    else if (completed_any || entry.state.load(std::memory_order_relaxed) != detail::conn_state::reading)
+      entry.set(detail::conn_state::reading, now);  // a partial request begins now
+    if (m_stopping.load(std::memory_order_acquire))
+      break;
+    bool was_empty = in.empty();
+    auto more = read_more();
+    if (!co_await std::move(more))
+      break;
+    if (was_empty && entry.state.load(std::memory_order_relaxed) == detail::conn_state::idle)
+      entry.set(detail::conn_state::reading, detail::coarse_now_ms());
+  }
+  if (linger) {
+    // Half-close, then drain what the client still sends until it closes (bounded by the
+    // header timeout through the sweeper), so the last answer is not lost to a reset.
+    auto sh = s.shutdown(SHUT_WR);
+    (void)co_await sh;
+    entry.set(detail::conn_state::reading, detail::coarse_now_ms());
+    for (std::size_t drained = 0; drained < (1u << 20);) {
+      std::size_t before = in.size();
+      auto more = read_more();
+      if (!co_await std::move(more))
+        break;
+      drained += in.size() - before;
+      in.consume(in.size());
+    }
+  }
+  m_registry->remove(&entry);
+  auto cl = s.close();
+  (void)co_await cl;
+  m_slots.release();
+}
+
+}  // namespace saturn::http

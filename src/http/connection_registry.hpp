@@ -1,0 +1,82 @@
+// The registry of open connections, for the timeouts and for stop(): each connection
+// publishes its state (idle / reading a request / busy) and since when; a sweeper task
+// walks the list a few times per timeout and shuts down (SHUT_RDWR) the sockets past their
+// deadline, which ends their pending recv so the connection task closes itself. A
+// connection costs one relaxed store per state change, no timer per read.
+#pragma once
+
+#include <sys/socket.h>
+
+#include <atomic>
+#include <cstdint>
+#include <ctime>
+#include <mutex>
+
+namespace saturn::http::detail {
+
+/// Milliseconds of CLOCK_MONOTONIC_COARSE (a vDSO read of a few ns).
+inline std::int64_t coarse_now_ms() noexcept {
+  ::timespec ts{};
+  ::clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+  return static_cast<std::int64_t>(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
+}
+
+enum class conn_state : std::uint8_t { idle, reading, busy, closing };
+
+/// One connection's entry; lives in the connection task's frame.
+struct conn_entry {
+  int fd = -1;
+  std::atomic<conn_state> state{conn_state::idle};
+  std::atomic<std::int64_t> since_ms{0};
+  conn_entry* prev = nullptr;
+  conn_entry* next = nullptr;
+
+  /// Owner thread only. ordering: relaxed — the sweeper only needs an eventually
+  /// consistent view; a late shutdown of a just-active socket is the accepted race, and
+  /// the timestamp is stored before the state so a new state never pairs with an old time
+  /// for long.
+  void set(conn_state s, std::int64_t now) noexcept {
+    since_ms.store(now, std::memory_order_relaxed);
+    state.store(s, std::memory_order_relaxed);
+  }
+};
+
+struct connection_registry {
+  std::mutex mutex;
+  conn_entry head;  // sentinel of a circular list
+  std::atomic<std::size_t> count{0};
+
+  connection_registry() { head.prev = head.next = &head; }
+
+  void add(conn_entry* e) {
+    std::lock_guard lock(mutex);
+    e->next = &head;
+    e->prev = head.prev;
+    head.prev->next = e;
+    head.prev = e;
+    count.fetch_add(1, std::memory_order_relaxed);
+  }
+  /// lifetime: removed before the fd is closed, and shutdown() happens under the mutex, so
+  /// the sweeper never touches a closed (possibly reused) descriptor.
+  void remove(conn_entry* e) {
+    std::lock_guard lock(mutex);
+    e->prev->next = e->next;
+    e->next->prev = e->prev;
+    count.fetch_sub(1, std::memory_order_relaxed);
+  }
+  /// Shuts down connections past their deadline (all of them when `all`).
+  void sweep(std::int64_t now, std::int64_t header_ms, std::int64_t idle_ms, bool all) {
+    std::lock_guard lock(mutex);
+    for (conn_entry* e = head.next; e != &head; e = e->next) {
+      conn_state s = e->state.load(std::memory_order_relaxed);
+      std::int64_t age = now - e->since_ms.load(std::memory_order_relaxed);
+      bool expired = (s == conn_state::reading && age >= header_ms) || (s == conn_state::idle && age >= idle_ms);
+      if (all || (expired && s != conn_state::closing)) {
+        e->state.store(conn_state::closing, std::memory_order_relaxed);
+        ::shutdown(e->fd, SHUT_RDWR);
+      }
+    }
+  }
+};
+
+}  // namespace saturn::http::detail

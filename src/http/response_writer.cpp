@@ -1,0 +1,179 @@
+// Serializing responses. The status line of common codes and the Date field are
+// precomputed; a response is a handful of appends into the connection's buffer.
+#include <saturn/http/response.hpp>
+
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+
+namespace saturn::http {
+
+std::string_view reason_phrase(int status) noexcept {
+  switch (status) {
+    case 100: return "Continue";
+    case 200: return "OK";
+    case 201: return "Created";
+    case 204: return "No Content";
+    case 301: return "Moved Permanently";
+    case 302: return "Found";
+    case 304: return "Not Modified";
+    case 400: return "Bad Request";
+    case 401: return "Unauthorized";
+    case 403: return "Forbidden";
+    case 404: return "Not Found";
+    case 405: return "Method Not Allowed";
+    case 408: return "Request Timeout";
+    case 411: return "Length Required";
+    case 413: return "Content Too Large";
+    case 414: return "URI Too Long";
+    case 431: return "Request Header Fields Too Large";
+    case 500: return "Internal Server Error";
+    case 501: return "Not Implemented";
+    case 503: return "Service Unavailable";
+    case 505: return "HTTP Version Not Supported";
+    default: return "Unknown";
+  }
+}
+
+namespace {
+
+struct date_cache {
+  std::time_t second = -1;
+  char text[30] = {};  // 29 characters + NUL
+};
+thread_local date_cache t_date;
+
+void format_imf_fixdate(std::time_t t, char* out) {
+  static constexpr const char* days[] = {"Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"};
+  static constexpr const char* months[] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
+                                           "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
+  std::tm tm{};
+  ::gmtime_r(&t, &tm);
+  auto two = [](char* p, int v) {
+    p[0] = static_cast<char>('0' + v / 10);
+    p[1] = static_cast<char>('0' + v % 10);
+  };
+  const char* d = days[tm.tm_wday];
+  const char* m = months[tm.tm_mon];
+  int y = tm.tm_year + 1900;
+  char* p = out;
+  *p++ = d[0], *p++ = d[1], *p++ = d[2], *p++ = ',', *p++ = ' ';
+  two(p, tm.tm_mday), p += 2, *p++ = ' ';
+  *p++ = m[0], *p++ = m[1], *p++ = m[2], *p++ = ' ';
+  two(p, y / 100), two(p + 2, y % 100), p += 4, *p++ = ' ';
+  two(p, tm.tm_hour), p += 2, *p++ = ':';
+  two(p, tm.tm_min), p += 2, *p++ = ':';
+  two(p, tm.tm_sec), p += 2;
+  *p++ = ' ', *p++ = 'G', *p++ = 'M', *p++ = 'T';
+  *p = '\0';
+}
+
+/// Decimal digits of v written backwards ending at `end`; returns the first digit.
+inline char* format_decimal(std::size_t v, char* end) {
+  char* p = end;
+  do {
+    *--p = static_cast<char>('0' + v % 10);
+    v /= 10;
+  } while (v);
+  return p;
+}
+
+/// A cursor over bytes reserved at the end of the output (sizes are computed first, so
+/// the serialization is plain copies with no capacity checks).
+struct cursor {
+  char* p;
+  void put(std::string_view s) noexcept {
+    if (s.empty())
+      return;  // an empty view may have a null data(), which memcpy must not get
+    std::memcpy(p, s.data(), s.size());
+    p += s.size();
+  }
+  template <std::size_t N>
+  void lit(const char (&s)[N]) noexcept {
+    std::memcpy(p, s, N - 1);
+    p += N - 1;
+  }
+};
+
+}  // namespace
+
+std::string_view http_date() noexcept {
+  ::timespec ts{};
+  // CLOCK_REALTIME_COARSE: a vDSO read of a few ns; its tick (≤ 4 ms) is fine for seconds.
+  ::clock_gettime(CLOCK_REALTIME_COARSE, &ts);
+  if (ts.tv_sec != t_date.second) {
+    t_date.second = ts.tv_sec;
+    format_imf_fixdate(ts.tv_sec, t_date.text);
+  }
+  return {t_date.text, 29};
+}
+
+void write_response(std::string& out, const response& r, const write_options& opts, std::string_view server) {
+  std::string_view body = r.body();
+  char status_digits[24], length_digits[24];
+  char* status_end = status_digits + sizeof status_digits;
+  char* length_end = length_digits + sizeof length_digits;
+  std::string_view status_text;
+  if (r.status != 200) {
+    char* b = format_decimal(static_cast<std::size_t>(r.status), status_end);
+    status_text = std::string_view(b, static_cast<std::size_t>(status_end - b));
+  }
+  char* length_begin = format_decimal(body.size(), length_end);
+  std::string_view length(length_begin, static_cast<std::size_t>(length_end - length_begin));
+  std::string_view reason = reason_phrase(r.status);
+  std::string_view connection;
+  if (!opts.keep_alive || r.close)
+    connection = "\r\nConnection: close";
+  else if (opts.version_minor == 0)
+    connection = "\r\nConnection: keep-alive";
+
+  std::size_t n = (r.status == 200 ? 17 : 9 + status_text.size() + 1 + reason.size() + 2) + 8 + server.size() + 8 + 29 +
+                  (r.content_type.empty() ? 0 : 16 + r.content_type.size()) + 18 + length.size() + connection.size() + 4 +
+                  (opts.head ? 0 : body.size());
+  for (auto& [name, value] : r.headers())
+    n += 2 + name.size() + 2 + value.size();
+  std::size_t old = out.size();
+  out.resize(old + n);
+  cursor c{out.data() + old};
+  if (r.status == 200) {
+    c.lit("HTTP/1.1 200 OK\r\n");
+  } else {
+    c.lit("HTTP/1.1 ");
+    c.put(status_text);
+    c.lit(" ");
+    c.put(reason);
+    c.lit("\r\n");
+  }
+  c.lit("Server: ");
+  c.put(server);
+  c.lit("\r\nDate: ");
+  c.put(http_date());
+  if (!r.content_type.empty()) {
+    c.lit("\r\nContent-Type: ");
+    c.put(r.content_type);
+  }
+  c.lit("\r\nContent-Length: ");
+  c.put(length);
+  c.put(connection);
+  for (auto& [name, value] : r.headers()) {
+    c.lit("\r\n");
+    c.put(name);
+    c.lit(": ");
+    c.put(value);
+  }
+  c.lit("\r\n\r\n");
+  if (!opts.head)
+    c.put(body);
+  // The sizes above and the copies here must agree; a mismatch is a bug in this function.
+  if (c.p != out.data() + out.size())
+    std::abort();
+}
+
+void write_error(std::string& out, int status, std::string_view reason, std::string_view server) {
+  std::string body(reason);
+  body.push_back('\n');
+  response r(status, "text/plain", std::move(body));
+  write_response(out, r, write_options{.keep_alive = false}, server);
+}
+
+}  // namespace saturn::http

@@ -1,0 +1,110 @@
+// server: the accept loop (connection limit through a semaphore), the timeout sweeper, and
+// stop. A connection's own protocol is in connection.cpp.
+#include <saturn/http/server.hpp>
+
+#include <saturn/task/join_handle.hpp>
+#include <saturn/task/this_task.hpp>
+#include <saturn/task/time.hpp>
+
+#include "http/connection_registry.hpp"
+
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <cstdio>
+
+namespace saturn::http {
+
+server::server(const router& r, server_options opts)
+    : m_router(r),
+      m_opts(std::move(opts)),
+      m_registry(std::make_unique<detail::connection_registry>()),
+      m_slots(m_opts.max_connections) {}
+
+server::~server() = default;
+
+std::size_t server::connections() const noexcept { return m_registry->count.load(std::memory_order_relaxed); }
+
+void server::stop() noexcept {
+  m_stopping.store(true, std::memory_order_release);
+  // A pending accept ends when its listening socket is shut down (EINVAL); the listener
+  // itself stays owned (and is closed) by the caller.
+  {
+    // lifetime: serve() clears m_listen_fd under this mutex before its caller may close
+    // the listener, so the descriptor shut down here is still the listener's.
+    std::lock_guard lock(m_registry->mutex);
+    int fd = m_listen_fd.load(std::memory_order_acquire);
+    if (fd >= 0)
+      ::shutdown(fd, SHUT_RDWR);
+  }
+  m_registry->sweep(detail::coarse_now_ms(), 0, 0, true);
+  m_sweep_stop.request_stop();
+}
+
+// The sweeper wakes a few times per shortest timeout (at least every second, at most
+// every 10 ms), so a timeout is enforced within about a quarter of its length.
+task<void> server::sweep() {
+  auto shortest = std::min(m_opts.header_timeout, m_opts.idle_timeout);
+  auto tick = std::clamp(shortest / 4, std::chrono::milliseconds(10), std::chrono::milliseconds(1000));
+  while (!m_stopping.load(std::memory_order_acquire)) {
+    auto r = co_await sleep_for(tick);
+    if (!r)
+      break;
+    m_registry->sweep(detail::coarse_now_ms(), m_opts.header_timeout.count(), m_opts.idle_timeout.count(), false);
+  }
+}
+
+task<result<void>> server::serve(net::tcp_listener& listener) {
+  task_context& ctx = co_await this_task::context();
+  task_context& root = ctx.sched->root_context();
+  // lifetime: m_sweep_ctx is a member, so it outlives the sweeper, which serve() joins.
+  m_sweep_ctx = task_context{root.sched, m_sweep_stop.get_token(), root.live};
+  auto sweeper = spawn_in(m_sweep_ctx, sweep());
+  {
+    std::lock_guard lock(m_registry->mutex);
+    m_listen_fd.store(listener.fd(), std::memory_order_release);
+  }
+  if (m_stopping.load(std::memory_order_acquire))
+    ::shutdown(listener.fd(), SHUT_RDWR);  // stop() ran before the fd was published
+  result<void> outcome{};
+  while (!m_stopping.load(std::memory_order_acquire)) {
+    // The connection limit: wait for a free slot before accepting (the kernel's backlog
+    // holds the rest); the slot is given back when a connection ends.
+    auto slot = m_slots.acquire();
+    auto got = co_await slot;
+    if (!got)
+      break;
+    if (m_stopping.load(std::memory_order_acquire)) {
+      m_slots.release();
+      break;
+    }
+    auto accepted = co_await listener.accept();
+    if (!accepted) {
+      m_slots.release();
+      if (accepted.err() == std::errc::operation_canceled || m_stopping.load(std::memory_order_acquire))
+        break;
+      if (accepted.err() == std::errc::connection_aborted || accepted.err() == std::errc::interrupted)
+        continue;
+      outcome = accepted.err();
+      break;
+    }
+    spawn_in(root, serve_connection(std::move(*accepted))).detach();
+  }
+  m_stopping.store(true, std::memory_order_release);
+  m_sweep_stop.request_stop();
+  {
+    std::lock_guard lock(m_registry->mutex);
+    m_listen_fd.store(-1, std::memory_order_release);
+  }
+  // Close every connection and wait until all have ended (each ends within one round trip
+  // of its ring once its socket is shut down).
+  while (connections() > 0) {
+    m_registry->sweep(detail::coarse_now_ms(), 0, 0, true);
+    auto s = sleep_for(std::chrono::milliseconds(1));
+    (void)co_await s;
+  }
+  co_await std::move(sweeper);
+  co_return outcome;
+}
+
+}  // namespace saturn::http

@@ -1,0 +1,183 @@
+// A saturn HTTP server on a thread_pool for the tests, and a blocking POSIX client (the
+// client side is plain sockets on the test thread, so it is independent of saturn).
+#pragma once
+
+#include <saturn/http/server.hpp>
+#include <saturn/net/address.hpp>
+#include <saturn/sched/thread_pool.hpp>
+#include <saturn/task/time.hpp>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace http_test {
+
+using saturn::http::request;
+using saturn::http::response;
+using saturn::http::route_params;
+
+inline saturn::task<response> plaintext(const request&, const route_params&) {
+  co_return response::with_static_body(200, "text/plain", "Hello, World!");
+}
+inline saturn::task<response> seq(const request&, const route_params& p) {
+  co_return response(200, "text/plain", std::string(p.get("n")));
+}
+inline saturn::task<response> echo(const request& r, const route_params&) {
+  co_return response(200, "application/octet-stream", std::string(r.body));
+}
+inline saturn::task<response> delay(const request&, const route_params& p) {
+  int ms = std::stoi(std::string(p.get("ms")));
+  auto s = saturn::sleep_for(std::chrono::milliseconds(ms));
+  (void)co_await s;
+  co_return response(200, "text/plain", std::string(p.get("ms")));
+}
+
+/// Serves the test routes on 127.0.0.1:<ephemeral> until destroyed.
+class test_server {
+ public:
+  explicit test_server(saturn::http::server_options opts = {}, unsigned threads = 2)
+      : m_pool({.threads = threads, .mode = saturn::pool_mode::io}) {
+    std::signal(SIGPIPE, SIG_IGN);
+    m_routes.get("/plaintext", plaintext);
+    m_routes.get("/seq/{n}", seq);
+    m_routes.get("/delay/{ms}", delay);
+    m_routes.add("POST", "/echo", echo);
+    m_server.emplace(m_routes, std::move(opts));
+    auto l = saturn::net::tcp_listener::bind(saturn::net::address::loopback_v4(0));
+    if (!l)
+      throw std::runtime_error("test_server: " + l.err().message());
+    m_listener = std::move(*l);
+    m_port = m_listener.local_address()->port();
+    m_done = m_pool.spawn(run(*m_server, m_listener));
+  }
+  ~test_server() {
+    m_server->stop();
+    m_pool.block_on(join(std::move(*m_done)));
+  }
+  std::uint16_t port() const { return m_port; }
+  saturn::http::server& server() { return *m_server; }
+  std::string url(const std::string& path) const { return "http://127.0.0.1:" + std::to_string(m_port) + path; }
+
+ private:
+  static saturn::task<bool> run(saturn::http::server& s, saturn::net::tcp_listener& l) {
+    auto r = co_await s.serve(l);
+    co_return r.has_value();
+  }
+  static saturn::task<bool> join(saturn::join_handle<bool> h) { co_return co_await std::move(h); }
+
+  saturn::thread_pool m_pool;
+  saturn::http::router m_routes;
+  std::optional<saturn::http::server> m_server;
+  saturn::net::tcp_listener m_listener;
+  std::uint16_t m_port = 0;
+  std::optional<saturn::join_handle<bool>> m_done;
+};
+
+/// A blocking client socket connected to 127.0.0.1:port.
+class client {
+ public:
+  explicit client(std::uint16_t port) {
+    m_fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(port);
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (::connect(m_fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0)
+      throw std::runtime_error("client: connect failed");
+  }
+  ~client() {
+    if (m_fd >= 0)
+      ::close(m_fd);
+  }
+  void send(const std::string& s) {
+    std::size_t off = 0;
+    while (off < s.size()) {
+      ssize_t n = ::send(m_fd, s.data() + off, s.size() - off, MSG_NOSIGNAL);
+      if (n <= 0)
+        return;  // the server may close first (errors are the test's to check)
+      off += static_cast<std::size_t>(n);
+    }
+  }
+  /// Waits up to `timeout` for bytes: appended to the buffer; false on timeout; sets eof.
+  bool read_some(std::chrono::milliseconds timeout) {
+    pollfd p{m_fd, POLLIN, 0};
+    if (::poll(&p, 1, static_cast<int>(timeout.count())) <= 0)
+      return false;
+    char tmp[65536];
+    ssize_t n = ::recv(m_fd, tmp, sizeof tmp, 0);
+    if (n <= 0) {
+      eof = true;
+      return true;
+    }
+    buffer.append(tmp, static_cast<std::size_t>(n));
+    return true;
+  }
+  /// Reads until the peer closes (or `timeout` of silence); true if it closed.
+  bool read_until_close(std::chrono::milliseconds timeout = std::chrono::milliseconds(5000)) {
+    while (!eof)
+      if (!read_some(timeout))
+        return false;
+    return true;
+  }
+  /// One response off the front of the buffer (reading as needed): status and body.
+  struct resp {
+    int status = 0;
+    std::string head, body;
+  };
+  std::optional<resp> read_response(std::chrono::milliseconds timeout = std::chrono::milliseconds(5000)) {
+    for (;;) {
+      std::size_t end = buffer.find("\r\n\r\n");
+      if (end != std::string::npos) {
+        resp r;
+        r.head = buffer.substr(0, end + 4);
+        r.status = std::stoi(r.head.substr(9, 3));
+        std::size_t cl = r.head.find("Content-Length: ");
+        std::size_t len = cl == std::string::npos ? 0 : std::stoul(r.head.substr(cl + 16));
+        if (buffer.size() >= end + 4 + len) {
+          r.body = buffer.substr(end + 4, len);
+          buffer.erase(0, end + 4 + len);
+          return r;
+        }
+      }
+      if (eof || !read_some(timeout))
+        return std::nullopt;
+    }
+  }
+  int fd() const { return m_fd; }
+  std::string buffer;
+  bool eof = false;
+
+ private:
+  int m_fd = -1;
+};
+
+/// Runs a shell command; its stdout (stderr merged when asked) and exit status.
+inline std::pair<std::string, int> run_command(const std::string& cmd) {
+  std::string out;
+  FILE* f = ::popen(cmd.c_str(), "r");
+  if (!f)
+    return {"", -1};
+  char tmp[4096];
+  while (std::size_t n = std::fread(tmp, 1, sizeof tmp, f))
+    out.append(tmp, n);
+  int st = ::pclose(f);
+  return {out, st};
+}
+
+inline bool have_program(const char* name) {
+  return run_command(std::string("command -v ") + name + " >/dev/null 2>&1 && echo yes").first == "yes\n";
+}
+
+}  // namespace http_test
