@@ -113,6 +113,9 @@ void ring_faults::inspect(io_uring_sqe* sqe) noexcept {
   for (const testing::fault_rule& rule : m_state->plan.rules) {
     if (rule.kind != kind || dice(m_rng) >= rule.probability)
       continue;
+    // The kernel returns ENOBUFS only to an operation that picks a provided buffer.
+    if (rule.error == ENOBUFS && (sqe->flags & IOSQE_BUFFER_SELECT) == 0)
+      continue;
     const auto k = static_cast<std::size_t>(kind);
     if (rule.error == 0) {
       if (make_short(sqe, m_rng)) {

@@ -38,7 +38,9 @@ enum class op_kind : std::uint8_t {
 
 /// One rule: operations of `kind` fail with `error` (a positive errno, e.g. ECONNRESET)
 /// with probability `probability`; `error == 0` means "make it short" instead (read,
-/// write, recv, send only; an operation of length 1 cannot be made shorter).
+/// write, recv, send only; an operation of length 1 cannot be made shorter). ENOBUFS is
+/// only injected where the kernel can return it: into operations that select a provided
+/// buffer (a multishot receive).
 struct fault_rule {
   op_kind kind;
   int error;
