@@ -1,6 +1,5 @@
 # Thin front over CMake presets. `make test` and `make bench` are the two commands.
-.PHONY: test bench build release asan-ubsan tsan tsan-concurrency clang clang-release stress clean
-.PHONY: test bench build release asan-ubsan tsan clang clang-release stress fuzz clean
+.PHONY: test bench build release asan-ubsan tsan tsan-concurrency clang clang-release stress fuzz clean
 
 JOBS ?= 2
 

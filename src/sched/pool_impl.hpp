@@ -73,6 +73,8 @@ struct worker {
   std::atomic<event_loop*> loop_ptr{nullptr};
   alignas(64) std::atomic<std::uint32_t> park_word{0};  // cpu_bound mode
   bool searching = false;
+  bool polling_io = false;       // owner only: inside poll_io (completions being dispatched)
+  bool notify_deferred = false;  // owner only: a wake during poll_io skipped its notify
   std::atomic<bool> unparked{false};
   std::uint32_t rng = 0;
   std::uint32_t tick = 0;

@@ -238,7 +238,10 @@ void thread_pool::schedule(runnable* r) noexcept {
   detail::worker* w = detail::t_worker;
   if (w != nullptr && w->pool == &p) {
     detail::push_local(p, *w, r);
-    p.notify_from_worker();
+    if (w->polling_io)
+      w->notify_deferred = true;  // one notify after the completion batch (poll_io)
+    else
+      p.notify_from_worker();
   } else {
     p.inject.push(r);
     p.notify_one();
@@ -253,7 +256,10 @@ void thread_pool::spawn(runnable* r) noexcept {
     // the deque where others can steal it.
     if (runnable* old = w->lifo.exchange(r, std::memory_order_acq_rel))
       detail::push_local(p, *w, old);
-    p.notify_from_worker();
+    if (w->polling_io)
+      w->notify_deferred = true;
+    else
+      p.notify_from_worker();
   } else {
     p.inject.push(r);
     p.notify_one();

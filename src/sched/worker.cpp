@@ -144,6 +144,24 @@ void leave_sleepers(pool_impl& p, worker& w) noexcept {
   }
 }
 
+/// One loop iteration on the worker (I/O completions, the loop's timers and posts). The
+/// tasks its completions wake go to this worker's queue without a notify each — tokio does
+/// the same while its driver polls — and one notify follows the batch, only when more than
+/// one task is queued: a lone wake-up (an echo reply, an HTTP request) runs here, hot in
+/// this core's cache, instead of pulling a parked worker in to steal it (a 20-50 us IPI
+/// here, and a cross-core hand-off of the connection).
+void poll_io(pool_impl& p, worker& w, bool may_block) {
+  w.polling_io = true;
+  w.loop->run_once(may_block);
+  w.polling_io = false;
+  if (w.notify_deferred) {
+    w.notify_deferred = false;
+    const std::size_t queued = w.deque.size_approx() + (w.lifo.load(std::memory_order_relaxed) != nullptr ? 1 : 0);
+    if (queued > 1)
+      p.notify_from_worker();
+  }
+}
+
 void park(pool_impl& p, worker& w) {
   {
     std::lock_guard lock(p.sleepers_mutex);
@@ -155,7 +173,7 @@ void park(pool_impl& p, worker& w) {
   thread_fence(std::memory_order_seq_cst);
   if (!p.has_visible_work() && !p.stopping.load(std::memory_order_seq_cst)) {
     if (w.loop) {
-      w.loop->run_once(true);  // sleeps in the ring: I/O, a timer, or notify() ends it
+      poll_io(p, w, true);  // sleeps in the ring: I/O, a timer, or notify() ends it
     } else {
       while (w.park_word.load(std::memory_order_acquire) == 0 && !p.stopping.load(std::memory_order_acquire))
         futex_wait(&w.park_word, 0);
@@ -219,7 +237,7 @@ void pool_impl::worker_main(worker& w) {
     runnable* r = nullptr;
     if (w.tick % k_event_interval == 0) {
       if (w.loop)
-        w.loop->run_once(false);
+        poll_io(*this, w, false);
       r = take_injected(*this, w);
       if (r == nullptr)
         r = w.pop_yielded();
@@ -227,7 +245,7 @@ void pool_impl::worker_main(worker& w) {
     if (r == nullptr)
       r = next_local(w);
     if (r == nullptr && w.loop) {
-      w.loop->run_once(false);
+      poll_io(*this, w, false);
       r = next_local(w);
     }
     if (r == nullptr)
@@ -253,7 +271,7 @@ void pool_impl::worker_main(worker& w) {
       for (int i = 0; i < 64; ++i)
         cpu_relax();
       if (w.loop) {
-        w.loop->run_once(false);
+        poll_io(*this, w, false);
         r = next_local(w);
       }
       if (r == nullptr)
