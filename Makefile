@@ -1,5 +1,5 @@
 # Thin front over CMake presets. `make test` and `make bench` are the two commands.
-.PHONY: test bench build release asan-ubsan tsan tsan-concurrency clang clang-release stress fuzz clean
+.PHONY: test bench build release asan-ubsan tsan tsan-concurrency clang clang-release stress soak fuzz clean
 
 JOBS ?= 2
 
@@ -39,6 +39,13 @@ stress:
 	cmake --preset release >/dev/null
 	cmake --build --preset release -j $(JOBS)
 	for i in $$(seq 1 20); do ctest --test-dir build/release -L stress --output-on-failure || exit 1; done
+
+# The HTTP soak with 1,000,000 requests (make test runs the same test with 50,000).
+SOAK_REQUESTS ?= 1000000
+soak:
+	cmake --preset release >/dev/null
+	cmake --build --preset release -j $(JOBS) --target test_http
+	SATURN_SOAK_REQUESTS=$(SOAK_REQUESTS) build/release/tests/test_http --gtest_filter='http_soak.*'
 
 # The HTTP parser's libFuzzer target (clang++-14), run for FUZZ_SECONDS (default 60);
 # new inputs land in build/release/tests/fuzz/corpus-http, the committed seeds stay as they are.
