@@ -14,7 +14,9 @@
 
 #include <algorithm>
 #include <charconv>
+#include <atomic>
 #include <csignal>
+#include <pthread.h>
 #include <cstdio>
 #include <thread>
 #include <vector>
@@ -119,7 +121,28 @@ int main(int argc, char** argv) {
       t.join();
     return *std::max_element(codes.begin(), codes.end());
   }
+  // SIGTERM / SIGINT stop the server cleanly: no new connections, the open ones end, the
+  // pool joins, exit code 0. The signals are blocked before any worker starts, so only
+  // the watcher below receives them.
+  sigset_t stop_set;
+  sigemptyset(&stop_set);
+  sigaddset(&stop_set, SIGTERM);
+  sigaddset(&stop_set, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &stop_set, nullptr);
   saturn::http::server srv(routes, opts);
   saturn::thread_pool pool({.threads = threads, .mode = saturn::pool_mode::io, .loop = {}, .spin_before_park_us = spin_us});
-  return pool.block_on(run(srv, static_cast<std::uint16_t>(port)));
+  std::atomic<bool> served{false};
+  std::thread watcher([&] {
+    const timespec tick{0, 100'000'000};
+    while (!served.load()) {
+      if (sigtimedwait(&stop_set, nullptr, &tick) > 0) {
+        srv.stop();
+        return;
+      }
+    }
+  });
+  const int code = pool.block_on(run(srv, static_cast<std::uint16_t>(port)));
+  served.store(true);
+  watcher.join();
+  return code;
 }

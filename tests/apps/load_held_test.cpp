@@ -1,0 +1,160 @@
+// The shipped servers hold 10,000 concurrent connections with correct answers:
+// saturn-echo and saturn-http run as child processes (127.0.0.1, 2 threads) and this
+// process opens 10,000 connections to each (in waves of 1,000 so the accept queue never
+// overflows), checks one exchange on each while connecting, then a second one on every
+// connection once all 10,000 are open. RLIMIT_NOFILE is raised for both processes.
+#include <gtest/gtest.h>
+#include <saturn/saturn.hpp>
+
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <string>
+
+namespace {
+
+using saturn::task;
+namespace net = saturn::net;
+constexpr int k_conns = 10000;
+
+struct shared_state {
+  saturn::wait_group connected;
+  saturn::wait_group release;
+  saturn::wait_group finished;
+  std::atomic<int> ok{0};
+  std::atomic<int> failed{0};
+};
+
+/// A free loopback port (bound then released; the server binds it right after).
+std::uint16_t free_port() {
+  auto l = net::tcp_listener::bind(net::address::loopback_v4(0));
+  return l ? l->local_address()->port() : 0;
+}
+
+/// Starts `bin --port P --threads 2`; waits until it accepts. 0 on failure.
+pid_t start_server(const std::string& bin, std::uint16_t port) {
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    const std::string p = std::to_string(port);
+    ::execl(bin.c_str(), bin.c_str(), "--port", p.c_str(), "--threads", "2", static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  saturn::runtime rt;
+  const bool up = rt.block_on([](std::uint16_t p) -> task<bool> {
+    for (int i = 0; i < 500; ++i) {
+      auto c = co_await net::tcp_stream::connect(net::address::loopback_v4(p));
+      if (c)
+        co_return true;
+      auto z = saturn::sleep_for(std::chrono::milliseconds(10));
+      (void)co_await z;
+    }
+    co_return false;
+  }(port));
+  if (!up) {
+    ::kill(pid, SIGKILL);
+    ::waitpid(pid, nullptr, 0);
+    return 0;
+  }
+  return pid;
+}
+
+/// Reads until `out` holds at least `n` bytes; false on error or end of stream.
+task<bool> read_at_least(net::tcp_stream& c, std::string& out, std::size_t n) {
+  char buf[512];
+  while (out.size() < n) {
+    auto aw = c.recv(std::as_writable_bytes(std::span(buf)));
+    auto r = co_await aw;
+    if (!r || *r == 0)
+      co_return false;
+    out.append(buf, *r);
+  }
+  co_return true;
+}
+
+/// One exchange: an echo of 32 bytes, or GET /plaintext with its 13-byte body.
+task<bool> exchange(net::tcp_stream& c, bool http, int id) {
+  std::string msg = http ? std::string("GET /plaintext HTTP/1.1\r\nHost: t\r\n\r\n")
+                         : "echo-" + std::to_string(id) + std::string(32, 'x');
+  auto tx = c.send(std::as_bytes(std::span(msg)));
+  if (!(co_await tx).has_value())
+    co_return false;
+  std::string got;
+  if (!http) {
+    const bool ok = co_await read_at_least(c, got, msg.size());
+    co_return ok && got == msg;
+  }
+  for (;;) {  // until the head and the 13-byte body are in
+    const std::size_t end = got.find("\r\n\r\n");
+    if (end != std::string::npos && got.size() >= end + 4 + 13)
+      co_return got.compare(0, 15, "HTTP/1.1 200 OK") == 0 && got.substr(end + 4, 13) == "Hello, World!";
+    if (!co_await read_at_least(c, got, got.size() + 1))
+      co_return false;
+  }
+}
+
+task<void> client(std::uint16_t port, bool http, int id, shared_state* st) {
+  auto c = co_await net::tcp_stream::connect(net::address::loopback_v4(port));
+  bool good = c.has_value() && co_await exchange(*c, http, id);
+  st->connected.done();
+  if (good) {
+    auto w = st->release.wait();
+    (void)co_await w;
+    good = co_await exchange(*c, http, id + k_conns);  // all 10,000 are open now
+  }
+  (good ? st->ok : st->failed).fetch_add(1);
+  st->finished.done();
+}
+
+task<void> clients(std::uint16_t port, bool http, shared_state* st) {
+  saturn::task_context& root = co_await saturn::this_task::context();
+  st->release.add(1);
+  st->finished.add(k_conns);
+  for (int wave = 0; wave < k_conns; wave += 1000) {
+    st->connected.add(1000);
+    for (int i = wave; i < wave + 1000; ++i)
+      (void)saturn::spawn_in(root, client(port, http, i, st));
+    auto w = st->connected.wait();
+    (void)co_await w;
+  }
+  st->release.done();
+  auto f = st->finished.wait();
+  (void)co_await f;
+}
+
+class load_held : public ::testing::TestWithParam<const char*> {};
+std::string server_name(const ::testing::TestParamInfo<const char*>& i) { return std::string(i.param).substr(7); }
+INSTANTIATE_TEST_SUITE_P(servers, load_held, ::testing::Values("saturn-echo", "saturn-http"), server_name);
+
+TEST_P(load_held, ten_thousand_connections_answered_correctly) {
+  ::rlimit rl{};
+  ::getrlimit(RLIMIT_NOFILE, &rl);
+  const rlim_t need = k_conns + 500;
+  if (rl.rlim_max < need)
+    GTEST_SKIP() << "RLIMIT_NOFILE hard limit " << rl.rlim_max << " < " << need;
+  ::rlimit want{need, rl.rlim_max};
+  ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &want), 0);  // inherited by the server
+  ::signal(SIGPIPE, SIG_IGN);
+  const std::string bin = std::string(SATURN_BIN_DIR) + "/" + GetParam();
+  ASSERT_EQ(::access(bin.c_str(), X_OK), 0) << bin << " is not built";
+  const std::uint16_t port = free_port();
+  const pid_t server = start_server(bin, port);
+  ASSERT_NE(server, 0) << GetParam() << " did not start accepting on port " << port;
+  shared_state st;
+  {
+    saturn::runtime rt;
+    rt.block_on(clients(port, std::string(GetParam()) == "saturn-http", &st));
+  }
+  EXPECT_EQ(st.ok.load(), k_conns);
+  EXPECT_EQ(st.failed.load(), 0);
+  int status = 0;
+  EXPECT_EQ(::waitpid(server, &status, WNOHANG), 0) << GetParam() << " died under the load";
+  ::kill(server, SIGTERM);
+  ::waitpid(server, &status, 0);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << GetParam() << " did not stop cleanly on SIGTERM";
+  ::setrlimit(RLIMIT_NOFILE, &rl);
+}
+
+}  // namespace
