@@ -71,7 +71,9 @@ int main() {
                                                 current = (std::uint64_t{p.generation} << 32) | p.index;
                                                 return saturn::pid(p);
                                               }}});
-  while (generation.load() < 1)
+  // `current` is stored after spawn_process returns (generation counts up before): wait
+  // for the pid itself, not for the generation, or the crash message could go nowhere.
+  while (current.load() == 0)
     std::this_thread::yield();
   const std::uint64_t first = current.load();
   saturn::send(saturn::pid_of<int>::unchecked({static_cast<std::uint32_t>(first), static_cast<std::uint32_t>(first >> 32)}), 0);
