@@ -210,15 +210,26 @@ TEST(Supervisor, RestartsThenGivesUpAtIntensity) {
 TEST(Supervisor, StopEndsChildren) {
   thread_pool pool({.threads = 2});
   std::atomic<int> starts{0};
+  std::mutex m;
   pid child;
+  bool have_child = false;  // guarded by m (written on the supervisor's worker)
   auto sup = start_supervisor(pool, {{"w", [&] {
                                         ++starts;
-                                        child = spawn_process(pool, waits_then, 0);
-                                        return child;
+                                        auto p = spawn_process(pool, waits_then, 0);
+                                        std::lock_guard l(m);
+                                        child = p;
+                                        have_child = true;
+                                        return pid(p);
                                       }}});
-  ASSERT_TRUE(eventually([&] { return starts.load() == 1; }));
+  ASSERT_TRUE(eventually([&] {
+    std::lock_guard l(m);
+    return have_child && alive(child);
+  }));
   send(sup, supervisor_stop{});
-  ASSERT_TRUE(eventually([&] { return !alive(sup) && !alive(child); }));
+  ASSERT_TRUE(eventually([&] {
+    std::lock_guard l(m);
+    return !alive(sup) && !alive(child);
+  }));
   EXPECT_EQ(starts.load(), 1);
 }
 
@@ -388,14 +399,20 @@ TEST(Supervisor, SurvivesAKilledChild) {
   std::atomic<int> starts{0};
   std::mutex m;
   pid current;
+  bool have_current = false;  // guarded by m: `starts` counts up before the pid is stored
   auto sup = start_supervisor(pool, {{"w", [&] {
                                         ++starts;
                                         auto p = spawn_process(pool, waits_then, 0);
                                         std::lock_guard l(m);
                                         current = p;
+                                        have_current = true;
                                         return pid(p);
                                       }}});
-  ASSERT_TRUE(eventually([&] { return starts.load() == 1; }));
+  ASSERT_TRUE(eventually([&] {
+    std::lock_guard l(m);
+    return have_current;
+  }));
+  ASSERT_EQ(starts.load(), 1);
   pid c;
   {
     std::lock_guard l(m);
