@@ -99,34 +99,11 @@ class uring {
   /// copies CQEs aside never sees one twice.
   template <class Fn>
   unsigned reap(Fn&& fn) {
-    unsigned n = 0;
-    if (m_faults) [[unlikely]]
-      return reap_faulted(fn);
-    if (!m_copied.empty()) [[unlikely]]
-      n += drain_copied(fn);
-    io_uring_cq& cq = m_ring.cq;
-    // ordering: acquire pairs with the kernel's release of the tail (CQE contents visible).
-    unsigned tail = io_uring_smp_load_acquire(cq.ktail);
-    for (;;) {
-      // Re-read each step (only this thread writes it): fn may reap re-entrantly (e.g. a
-      // shutdown from a completion) and move the head on.
-      unsigned head = *cq.khead;
-      // A nested reap may have moved the head past our snapshot of the tail: re-read it.
-      if (static_cast<int>(tail - head) <= 0) {
-        tail = io_uring_smp_load_acquire(cq.ktail);
-        if (head == tail)
-          break;
-      }
-      const io_uring_cqe& cqe = cq.cqes[head & cq.ring_mask];
-      const std::uint64_t ud = cqe.user_data;
-      const std::int32_t res = cqe.res;
-      const std::uint32_t flags = cqe.flags;
-      // ordering: release hands the slot back only after it was read.
-      io_uring_smp_store_release(cq.khead, head + 1);
-      fn(ud, res, flags);
-      ++n;
+    if (m_faults) [[unlikely]] {
+      auto substituted = [this, &fn](std::uint64_t ud, int res, unsigned flags) { fn(ud, fault_result(ud, res), flags); };
+      return reap_each(substituted);
     }
-    return n;
+    return reap_each(fn);
   }
 
   /// True when CQEs (or copied-aside CQEs) are ready to reap.
@@ -155,25 +132,32 @@ class uring {
   io_uring_sqe* get_sqe_slow();
   /// Lets the fault injector see the SQEs about to be submitted.
   void apply_faults() noexcept;
-  /// reap() under fault injection: results of failed operations substituted.
+  /// reap()'s loop: every ready CQE (copied-aside ones first) to `fn`.
   template <class Fn>
-  unsigned reap_faulted(Fn& fn) {
-    auto substituted = [this, &fn](std::uint64_t ud, int res, unsigned flags) { fn(ud, fault_result(ud, res), flags); };
+  unsigned reap_each(Fn& fn) {
     unsigned n = 0;
-    if (!m_copied.empty())
-      n += drain_copied(substituted);
-    unsigned head;
-    io_uring_cqe* cqe;
+    if (!m_copied.empty()) [[unlikely]]
+      n += drain_copied(fn);
+    io_uring_cq& cq = m_ring.cq;
+    // ordering: acquire pairs with the kernel's release of the tail (CQE contents visible).
+    unsigned tail = io_uring_smp_load_acquire(cq.ktail);
     for (;;) {
-      head = *m_ring.cq.khead;
-      if (head == io_uring_smp_load_acquire(m_ring.cq.ktail))
-        break;
-      cqe = &m_ring.cq.cqes[head & m_ring.cq.ring_mask];
-      const std::uint64_t ud = cqe->user_data;
-      const std::int32_t res = cqe->res;
-      const std::uint32_t flags = cqe->flags;
-      io_uring_smp_store_release(m_ring.cq.khead, head + 1);
-      substituted(ud, res, flags);
+      // Re-read each step (only this thread writes it): fn may reap re-entrantly (e.g. a
+      // shutdown from a completion) and move the head on.
+      unsigned head = *cq.khead;
+      // A nested reap may have moved the head past our snapshot of the tail: re-read it.
+      if (static_cast<int>(tail - head) <= 0) {
+        tail = io_uring_smp_load_acquire(cq.ktail);
+        if (head == tail)
+          break;
+      }
+      const io_uring_cqe& cqe = cq.cqes[head & cq.ring_mask];
+      const std::uint64_t ud = cqe.user_data;
+      const std::int32_t res = cqe.res;
+      const std::uint32_t flags = cqe.flags;
+      // ordering: release hands the slot back only after it was read.
+      io_uring_smp_store_release(cq.khead, head + 1);
+      fn(ud, res, flags);
       ++n;
     }
     return n;
