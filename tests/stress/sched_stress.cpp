@@ -9,8 +9,7 @@
 //
 // Environment: SATURN_STRESS_SEED (default 20240601) picks every random choice;
 // SATURN_STRESS_SECONDS (default 6) is the total running time over all configurations.
-#include <gtest/gtest.h>
-#include <saturn/saturn.hpp>
+#include "sched/pool_test_support.hpp"
 
 #include <atomic>
 #include <chrono>
@@ -33,18 +32,9 @@ using saturn::pool_options;
 using saturn::task;
 using saturn::thread_pool;
 
-#if defined(SATURN_TSAN) || defined(SATURN_ASAN)
-constexpr int k_slow = 4;
-#else
-constexpr int k_slow = 1;
-#endif
-
-std::uint64_t mix(std::uint64_t x) {
-  x += 0x9E3779B97F4A7C15ull;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-  return x ^ (x >> 31);
-}
+using saturn_test::io_uring_unavailable;
+using saturn_test::k_slow;
+using saturn_test::mix;
 
 /// A small deterministic generator (xorshift64*), seeded per unit.
 struct rng64 {
@@ -79,23 +69,6 @@ struct unit_error : std::runtime_error {
 
 constexpr std::uint64_t k_none = ~std::uint64_t{0};
 
-/// Empty when io_uring works here; otherwise why not (tests needing it are then skipped).
-const std::string& io_uring_unavailable() {
-  static const std::string why = [] {
-    std::string err;
-    std::thread([&err] {
-      try {
-        saturn::event_loop probe_loop;
-      } catch (const std::exception& e) {
-        err = e.what();
-        if (err.empty())
-          err = "event_loop construction failed";
-      }
-    }).join();
-    return err;
-  }();
-  return why;
-}
 constexpr int k_max_depth = 6;
 
 /// The global oracle and the knobs every unit reads.
