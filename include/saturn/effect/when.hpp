@@ -51,6 +51,18 @@ class fan_state {
     if (e.stoppable())
       m_chain.emplace(*e.token, forward{&m_source});
   }
+  /// start(): chain a parent stop to ours (it may allocate: a failure ends the whole
+  /// state with the exception, no child started), then start every child.
+  template <class Slots>
+  void start_children(Slots& slots) noexcept {
+    try {
+      chain_parent();
+    } catch (...) {
+      m_r.set_error(failure(std::current_exception()));
+      return;
+    }
+    slots.start_all();
+  }
   /// True for the child whose end completes the whole state (the last one).
   bool finish_one() noexcept {
     // ordering: acq_rel: the last child sees every other child's stored result.
@@ -122,15 +134,7 @@ class when_all_op : fan_state<R> {
   when_all_op(const when_all_op&) = delete;
   when_all_op& operator=(const when_all_op&) = delete;
 
-  void start() noexcept {
-    try {
-      this->chain_parent();
-    } catch (...) {
-      this->m_r.set_error(failure(std::current_exception()));
-      return;
-    }
-    m_slots.start_all();
-  }
+  void start() noexcept { this->start_children(m_slots); }
 
  private:
   template <std::size_t... I>
@@ -197,15 +201,7 @@ class when_any_op : fan_state<R> {
   when_any_op(const when_any_op&) = delete;
   when_any_op& operator=(const when_any_op&) = delete;
 
-  void start() noexcept {
-    try {
-      this->chain_parent();
-    } catch (...) {
-      this->m_r.set_error(failure(std::current_exception()));
-      return;
-    }
-    m_slots.start_all();
-  }
+  void start() noexcept { this->start_children(m_slots); }
 
  private:
   template <std::size_t... I>
