@@ -170,12 +170,17 @@ TEST(Mailbox, VariantMessages) {
   EXPECT_EQ(out[3], "xxx");
 }
 
-process<int> timed(std::vector<int>* out, std::atomic<bool>* done) {
+process<int> timed(std::vector<int>* out, std::atomic<bool>* timed_out, std::atomic<bool>* sent_all,
+                   std::atomic<bool>* done) {
   auto self = co_await this_process;
   auto a = co_await self.receive_for(std::chrono::milliseconds(5));  // nothing sent: times out
   out->push_back(a ? *a : -1);
+  *timed_out = true;
   auto b = co_await self.receive_for(std::chrono::seconds(30));  // a message comes first
   out->push_back(b ? *b : -1);
+  // On a pool the driver runs on another worker: 8 and 5 may still be on their way.
+  while (!sent_all->load())
+    co_await sleep_for(std::chrono::milliseconds(1));
   auto c = co_await self.receive_for(std::chrono::seconds(0));  // already queued
   out->push_back(c ? *c : -1);
   auto d = co_await self.receive_for(std::chrono::milliseconds(1), [](int v) { return v > 100; });
@@ -188,13 +193,18 @@ process<int> timed(std::vector<int>* out, std::atomic<bool>* done) {
 TEST(Mailbox, ReceiveWithTimeout) {
   for (unsigned threads : {0u, 2u}) {
     std::vector<int> out;
+    std::atomic<bool> timed_out{false};
+    std::atomic<bool> sent_all{false};
     std::atomic<bool> done{false};
     auto driver = [&]() -> task<> {
-      auto p = spawn_process(timed, &out, &done);
-      co_await sleep_for(std::chrono::milliseconds(20));
+      auto p = spawn_process(timed, &out, &timed_out, &sent_all, &done);
+      while (!timed_out)  // however slow the machine, the first receive has nothing to find
+        co_await sleep_for(std::chrono::milliseconds(1));
+      co_await sleep_for(std::chrono::milliseconds(5));  // let b park before 7 arrives
       send(p, 7);
       send(p, 8);
       send(p, 5);
+      sent_all = true;
       while (!done)
         co_await sleep_for(std::chrono::milliseconds(1));
     };

@@ -19,6 +19,7 @@
 #include <atomic>
 #include <coroutine>
 #include <exception>
+#include <type_traits>
 
 namespace saturn {
 
@@ -207,6 +208,25 @@ struct process_promise final : process_promise_base {
   template <class Pred>
   receive_awaiter<Msg, Pred, false> await_transform(receive_tag<Pred> t) {
     return receive_awaiter<Msg, Pred, false>(this, std::move(t.m_pred));
+  }
+  /// A direct awaiter (sleep_for, an I/O awaiter) is awaited through a reference: g++ 12
+  /// otherwise copies the xvalue an await_transform returns, and those awaiters are pinned
+  /// (not movable: the loop holds their address). Anything else (a task, a join_handle)
+  /// passes through to its own operator co_await.
+  template <class A>
+  struct by_ref {
+    A& m_a;
+    bool await_ready() { return m_a.await_ready(); }
+    template <class H>
+    decltype(auto) await_suspend(H h) {
+      return m_a.await_suspend(h);
+    }
+    decltype(auto) await_resume() { return m_a.await_resume(); }
+  };
+  template <class A>
+    requires requires(A& a) { a.await_ready(); }
+  by_ref<std::remove_reference_t<A>> await_transform(A&& a) noexcept {
+    return {a};
   }
   template <class A>
   A&& await_transform(A&& a) noexcept {
