@@ -21,6 +21,7 @@ struct box {
   std::mutex m;
   std::vector<down_message> downs;
   std::vector<exit_message> exits;
+  std::atomic<bool> ready{false};  // the watcher's monitors and links are in place
   std::atomic<bool> done{false};
 };
 
@@ -34,6 +35,7 @@ process<watcher_msg> watcher(std::vector<pid> targets, std::vector<pid> links, i
     self.link(l);
   send(self.pid(), 0);  // mark "set up" (read below)
   (void)co_await self.receive([](const watcher_msg& m) { return std::holds_alternative<int>(m); });
+  out->ready = true;
   for (int i = 0; i < n; ++i) {
     watcher_msg m = co_await self.receive();
     std::lock_guard l(out->m);
@@ -60,9 +62,8 @@ TEST(Links, MonitorFiresOnceWithReason) {
   auto a = spawn_process(pool, waits_then, 1);  // throws
   auto b = spawn_process(pool, waits_then, 0);  // returns
   box out;
-  auto w = spawn_process(pool, watcher, std::vector<pid>{a, b}, std::vector<pid>{}, 2, &out);
-  ASSERT_TRUE(eventually([&] { return alive(w); }));
-  std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  (void)spawn_process(pool, watcher, std::vector<pid>{a, b}, std::vector<pid>{}, 2, &out);
+  ASSERT_TRUE(eventually([&] { return out.ready.load(); }));
   send(a, 1);
   send(b, 1);
   ASSERT_TRUE(eventually([&] { return out.done.load(); }));
@@ -114,9 +115,8 @@ TEST(Links, ExitPropagatesUnlessTrapped) {
   auto b = spawn_process(pool, waits_then, 0);
   auto a = spawn_process(pool, linked_pair_member, pid(b), &exits_seen);
   box out;
-  auto w = spawn_process(pool, watcher, std::vector<pid>{a, b}, std::vector<pid>{b}, 3, &out);
-  ASSERT_TRUE(eventually([&] { return alive(w) && alive(a); }));
-  std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  (void)spawn_process(pool, watcher, std::vector<pid>{a, b}, std::vector<pid>{b}, 3, &out);
+  ASSERT_TRUE(eventually([&] { return out.ready.load() && alive(a); }));
   send(a, 1);  // a throws "die"
   ASSERT_TRUE(eventually([&] { return out.done.load(); }));
   EXPECT_FALSE(alive(a));
@@ -154,9 +154,8 @@ TEST(Links, BothEndsDyingAtOnceFireOnce) {
     all.push_back(b);
   }
   box out;
-  auto w = spawn_process(pool, watcher, all, std::vector<pid>{}, 2 * pairs, &out);
-  ASSERT_TRUE(eventually([&] { return alive(w); }));
-  std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  (void)spawn_process(pool, watcher, all, std::vector<pid>{}, 2 * pairs, &out);
+  ASSERT_TRUE(eventually([&] { return out.ready.load(); }));
   go = true;
   for (int i = 0; i < pairs; ++i)
     kill(all[2 * i], exit_reason{exit_kind::shutdown, nullptr});  // a dies while b throws
@@ -186,8 +185,8 @@ TEST(Supervisor, RestartsThenGivesUpAtIntensity) {
   };
   auto sup = start_supervisor(pool, {{"w", start, restart_policy::permanent}}, {.intensity = 3, .period = std::chrono::seconds(60)});
   box out;
-  auto w = spawn_process(pool, watcher, std::vector<pid>{sup}, std::vector<pid>{}, 1, &out);
-  ASSERT_TRUE(eventually([&] { return alive(w) && starts.load() == 1; }));
+  (void)spawn_process(pool, watcher, std::vector<pid>{sup}, std::vector<pid>{}, 1, &out);
+  ASSERT_TRUE(eventually([&] { return out.ready.load() && starts.load() == 1; }));
   for (int crash = 1; crash <= 4; ++crash) {
     pid c;
     ASSERT_TRUE(eventually([&] {
@@ -389,9 +388,8 @@ TEST(Links, KillIsUntrappableButItsReasonIsTrappable) {
   auto v = spawn_process(pool, trapping_victim, &ready);
   ASSERT_TRUE(eventually([&] { return ready.load(); }));
   box out;
-  auto w = spawn_process(pool, watcher, std::vector<pid>{}, std::vector<pid>{v}, 1, &out);
-  ASSERT_TRUE(eventually([&] { return alive(w); }));
-  std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  (void)spawn_process(pool, watcher, std::vector<pid>{}, std::vector<pid>{v}, 1, &out);
+  ASSERT_TRUE(eventually([&] { return out.ready.load(); }));
   kill(v);
   ASSERT_TRUE(eventually([&] { return out.done.load(); }));
   EXPECT_FALSE(alive(v));
