@@ -20,7 +20,7 @@ namespace {
 
 constexpr unsigned k_classes = frame_max_small / 16;
 constexpr std::size_t k_chunk = 256 * 1024;  // mmapped: pages are touched lazily, munmapped by trim
-constexpr unsigned k_batch = 1024;
+constexpr unsigned k_batch = 1024;  // frames per batch when trim re-forms the pool
 
 struct batch {
   frame_node* head;
@@ -165,23 +165,30 @@ void frame_deallocate_slow(void* p, std::size_t size) noexcept {
   // The list is at its cap: hand a batch of it to the global pool, keep the rest.
   frame_cache& c = t_frame_cache;
   const unsigned cls = frame_class(size);
+  const unsigned give = frame_cap(cls) / 2;
   frame_node* head = c.lists[cls];
   frame_node* tail = head;
-  for (unsigned i = 1; i < k_batch; ++i)
+  for (unsigned i = 1; i < give; ++i)
     tail = tail->next;
   c.lists[cls] = tail->next;
-  c.counts[cls] -= k_batch;
+  c.counts[cls] -= give;
   tail->next = nullptr;
   {
     global_pool& g = pool();
     std::lock_guard lock(g.mutex);
-    g.batches[cls].push_back(batch{head, k_batch});
+    g.batches[cls].push_back(batch{head, give});
     g.counts[cls].store(static_cast<unsigned>(g.batches[cls].size()), std::memory_order_relaxed);
   }
   auto* n = static_cast<frame_node*>(p);
   n->next = c.lists[cls];
   c.lists[cls] = n;
   ++c.counts[cls];
+}
+
+std::size_t frame_mapped_bytes() noexcept {
+  global_pool& g = pool();
+  std::lock_guard lock(g.mutex);
+  return g.chunks.size() * k_chunk;
 }
 
 std::size_t frame_trim() noexcept {

@@ -7,6 +7,7 @@
 #include "http_test_support.hpp"
 
 #include <gtest/gtest.h>
+#include <saturn/task/frame_allocator.hpp>
 #include <sys/socket.h>
 
 #include <atomic>
@@ -148,16 +149,19 @@ TEST(http_soak, mixed_clients_leak_nothing) {
   drive(total / 10);  // warm-up: pools, buffers and caches reach their working size
   ASSERT_TRUE(wait_for([&] { return open_fds() == fds_before; }, 5s)) << "fds after warm-up: " << open_fds();
   warm_rss = rss_kib();
+  const std::size_t warm_frames = saturn::task_memory_mapped();
   drive(total);
   EXPECT_EQ(c.wrong.load(), 0);
   EXPECT_EQ(c.answered.load(), c.good.load()) << "good requests not answered correctly";
   EXPECT_TRUE(wait_for([&] { return open_fds() == fds_before; }, 10s))
       << "descriptors: " << open_fds() << " now, " << fds_before << " before the load";
   const long end_rss = rss_kib();
+  const std::size_t end_frames = saturn::task_memory_mapped();
 #if !defined(SATURN_ASAN) && !defined(SATURN_TSAN)
-  EXPECT_LE(end_rss, warm_rss + warm_rss / 10) << "RSS grew: " << warm_rss << " KiB after warm-up, " << end_rss
-                                               << " KiB at the end";
+  EXPECT_LE(end_rss, warm_rss + warm_rss / 10)
+      << "RSS grew: " << warm_rss << " KiB after warm-up, " << end_rss << " KiB at the end (coroutine frames: "
+      << warm_frames / 1024 << " -> " << end_frames / 1024 << " KiB mapped)";
 #endif
-  std::fprintf(stderr, "# soak: %ld requests (%ld good, all answered), RSS %ld -> %ld KiB, fds %d\n", c.sent.load(),
-               c.good.load(), warm_rss, end_rss, open_fds());
+  std::fprintf(stderr, "# soak: %ld requests (%ld good, all answered), RSS %ld -> %ld KiB, frames %zu -> %zu KiB, fds %d\n",
+               c.sent.load(), c.good.load(), warm_rss, end_rss, warm_frames / 1024, end_frames / 1024, open_fds());
 }

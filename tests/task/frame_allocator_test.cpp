@@ -11,9 +11,11 @@
 #include <malloc.h>
 
 #include <algorithm>
+#include <condition_variable>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <random>
 #include <set>
 #include <thread>
@@ -187,6 +189,61 @@ TEST(task_frame_allocator, producer_consumer_threads) {
     consumer.join();
   }
   EXPECT_EQ(corrupted, 0);
+}
+
+// The HTTP-soak pattern: one long-lived thread allocates frames, another frees them (a
+// task spawned on one worker, finished on the other), round after round. The frames the
+// consumer holds back are bounded in bytes, so after the first rounds the producer finds
+// every frame it needs in the global pool: the mapped chunks stop growing.
+TEST(task_frame_allocator, one_way_traffic_between_two_threads_stays_bounded) {
+  if (!k_recycling)
+    GTEST_SKIP() << k_no_recycling;
+  constexpr int rounds = 100;
+  constexpr int per_round = 500;
+  std::vector<block> handoff;
+  std::mutex m;
+  std::condition_variable cv;
+  int produced = 0, consumed = 0;
+  std::size_t mapped_after_warmup = 0, mapped_at_end = 0;
+  int corrupted = 0;
+  std::thread consumer([&] {
+    for (int r = 0; r < rounds; ++r) {
+      std::vector<block> mine;
+      {
+        std::unique_lock l(m);
+        cv.wait(l, [&] { return produced > r; });
+        mine.swap(handoff);
+      }
+      for (const block& b : mine) {
+        corrupted += intact(b) ? 0 : 1;
+        release(b);
+      }
+      std::lock_guard l(m);
+      consumed = r + 1;
+      cv.notify_all();
+    }
+  });
+  std::uint32_t id = 1;
+  for (int r = 0; r < rounds; ++r) {
+    std::vector<block> made;
+    for (int i = 0; i < per_round; ++i)
+      made.push_back(make(200 + (i % 3) * 100, id++));  // three classes, like a connection's frames
+    {
+      std::unique_lock l(m);
+      handoff = std::move(made);
+      produced = r + 1;
+      cv.notify_all();
+      cv.wait(l, [&] { return consumed > r; });
+    }
+    if (r == 3)  // the consumer's lists are full by now (1,500 frames freed)
+      mapped_after_warmup = saturn::task_memory_mapped();
+  }
+  consumer.join();
+  mapped_at_end = saturn::task_memory_mapped();
+  EXPECT_EQ(corrupted, 0);
+  // Chunks are 256 KiB; the consumer may hold 64 KiB per class.
+  EXPECT_LE(mapped_at_end, mapped_after_warmup + 256 * 1024)
+      << "mapped frame memory grew from " << mapped_after_warmup << " to " << mapped_at_end << " bytes";
 }
 
 TEST(task_frame_allocator, two_hundred_thousand_live_frames) {

@@ -8,7 +8,7 @@
 /// (BENCH-CONTRACT spawn/suspended_100k).
 ///
 /// Cross-thread frees are safe: a frame freed on another thread goes onto that thread's
-/// list. Lists are capped; the excess moves in batches to a global per-class pool that
+/// list. Lists are capped (frame_cache_bytes per class); the excess moves in batches to a global per-class pool that
 /// every thread refills from, so a producer/consumer pair of threads cannot grow memory
 /// without bound. Chunks are kept for the life of the process (reused, not returned).
 /// Sanitizer builds (SATURN_ASAN / SATURN_TSAN) use plain new/delete so the tools see
@@ -43,6 +43,19 @@ extern thread_local frame_cache t_frame_cache;
 
 inline constexpr unsigned frame_class(std::size_t size) noexcept { return static_cast<unsigned>((size - 1) >> 4); }
 
+/// A thread keeps at most this many bytes of free frames per class; a free past it hands
+/// half to the global pool. Bounded in bytes, not frames, because the frames a thread
+/// frees but never allocates (tasks spawned on one worker, finished on another) sit in
+/// its list: with a count cap of 4096, two workers stranded ~1 MB per class each and a
+/// long HTTP soak's RSS crept up by that much before levelling off.
+inline constexpr std::size_t frame_cache_bytes = 64 * 1024;
+
+/// The per-class cap in frames (frame_cache_bytes / class size, at least 64).
+inline constexpr unsigned frame_cap(unsigned cls) noexcept {
+  const std::size_t n = frame_cache_bytes / ((std::size_t{cls} + 1) * 16);
+  return n < 64 ? 64u : static_cast<unsigned>(n);
+}
+
 /// Allocates a coroutine frame of `size` bytes. Any thread.
 inline void* frame_allocate(std::size_t size) {
 #if defined(SATURN_ASAN) || defined(SATURN_TSAN)
@@ -72,7 +85,7 @@ inline void frame_deallocate(void* p, std::size_t size) noexcept {
     if (!c.exit_hook) [[unlikely]]
       frame_register_thread();  // a thread that only frees must still hand its lists back
     const unsigned cls = frame_class(size);
-    if (c.counts[cls] < 4096) [[likely]] {
+    if (c.counts[cls] < frame_cap(cls)) [[likely]] {
       auto* n = static_cast<frame_node*>(p);
       n->next = c.lists[cls];
       c.lists[cls] = n;
@@ -91,10 +104,16 @@ inline void frame_deallocate(void* p, std::size_t size) noexcept {
 /// released. Threading: any thread; takes the global pool's lock; O(free frames).
 std::size_t frame_trim() noexcept;
 
+/// Bytes of frame chunks currently mapped (free or in use). Any thread; takes the lock.
+std::size_t frame_mapped_bytes() noexcept;
+
 }  // namespace saturn::detail
 
 namespace saturn {
 /// Returns the memory of fully free coroutine-frame chunks to the kernel; see
 /// detail::frame_trim. Any thread.
 inline std::size_t trim_task_memory() noexcept { return detail::frame_trim(); }
+/// Bytes the coroutine-frame allocator has mapped (in use or cached free), for memory
+/// accounting next to malloc's own statistics. Any thread.
+inline std::size_t task_memory_mapped() noexcept { return detail::frame_mapped_bytes(); }
 }  // namespace saturn
