@@ -280,7 +280,8 @@ void pool_impl::worker_main(worker& w) {
         found = true;
         break;
       }
-      if ((round & 15) == 15 && now_ns() >= until)
+      // spin_before_park_us = 0: one look round, then park (no minimum spin).
+      if (spin_ns == 0 || ((round & 15) == 15 && now_ns() >= until))
         break;
     }
     if (found) {
