@@ -75,6 +75,8 @@ int main(int argc, char** argv) {
   app.add_option("--buffers", buffers, "receive buffers per worker (power of two)");
   app.add_option("--buffer-size", buffer_size, "bytes per receive buffer");
   app.add_option("--spin-us", spin_us, "how long an idle worker polls before parking");
+  bool steal_io = false;
+  app.add_flag("--steal-io-wakeups", steal_io, "A/B: let other workers steal tasks their ring woke (pin_io_wakeups off)");
   CLI11_PARSE(app, argc, argv);
 
   // Block the stop signals before any worker starts, so only sigwait below sees them.
@@ -91,6 +93,7 @@ int main(int argc, char** argv) {
   po.loop.recv_buffer_count = buffers;
   po.loop.recv_buffer_size = buffer_size;
   po.spin_before_park_us = spin_us;
+  po.pin_io_wakeups = !steal_io;
   const auto addr = saturn::net::address::loopback_v4(static_cast<std::uint16_t>(port));
   placement place;  // lifetime: declared before the pool, so it outlives every task
   {

@@ -92,6 +92,8 @@ int main(int argc, char** argv) {
   bool per_thread = false;
   app.add_flag("--per-thread-runtimes", per_thread,
                "A/B: one single-threaded runtime and SO_REUSEPORT listener per thread instead of the thread_pool");
+  bool steal_io = false;
+  app.add_flag("--steal-io-wakeups", steal_io, "A/B: let other workers steal tasks their ring woke (pin_io_wakeups off)");
   bool ring_send = false;
   app.add_flag("--ring-send", ring_send, "send through the ring only (no first non-blocking send(2); A/B)");
   CLI11_PARSE(app, argc, argv);
@@ -130,7 +132,12 @@ int main(int argc, char** argv) {
   sigaddset(&stop_set, SIGINT);
   pthread_sigmask(SIG_BLOCK, &stop_set, nullptr);
   saturn::http::server srv(routes, opts);
-  saturn::thread_pool pool({.threads = threads, .mode = saturn::pool_mode::io, .loop = {}, .spin_before_park_us = spin_us});
+  saturn::thread_pool pool({.threads = threads,
+                            .mode = saturn::pool_mode::io,
+                            .loop = {},
+                            .spin_before_park_us = spin_us,
+                            .max_blocking_threads = 64,
+                            .pin_io_wakeups = !steal_io});
   std::atomic<bool> served{false};
   std::thread watcher([&] {
     const timespec tick{0, 100'000'000};

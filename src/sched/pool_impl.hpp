@@ -69,6 +69,8 @@ struct worker {
   alignas(64) std::atomic<runnable*> lifo{nullptr};
   runnable* yielded_head = nullptr;  // owner only: tasks that yielded, FIFO
   runnable* yielded_tail = nullptr;
+  runnable* pinned_head = nullptr;  // owner only: woken by this worker's loop (pin_io_wakeups), FIFO
+  runnable* pinned_tail = nullptr;
   std::unique_ptr<event_loop> loop;  // io mode; created and destroyed on the worker thread
   std::atomic<event_loop*> loop_ptr{nullptr};
   alignas(64) std::atomic<std::uint32_t> park_word{0};  // cpu_bound mode
@@ -98,6 +100,23 @@ struct worker {
     else
       yielded_head = r;
     yielded_tail = r;
+  }
+  runnable* pop_pinned() noexcept {
+    runnable* r = pinned_head;
+    if (r != nullptr) {
+      pinned_head = r->m_next_runnable;
+      if (pinned_head == nullptr)
+        pinned_tail = nullptr;
+    }
+    return r;
+  }
+  void push_pinned(runnable* r) noexcept {
+    r->m_next_runnable = nullptr;
+    if (pinned_tail != nullptr)
+      pinned_tail->m_next_runnable = r;
+    else
+      pinned_head = r;
+    pinned_tail = r;
   }
   std::uint32_t next_random() noexcept {
     std::uint32_t x = rng;

@@ -177,6 +177,10 @@ thread_pool::~thread_pool() {
         detail::discard(r);
         again = true;
       }
+      while (runnable* r = w.pop_pinned()) {
+        detail::discard(r);
+        again = true;
+      }
       if (w.loop)
         w.loop->discard_all();
     }
@@ -237,6 +241,10 @@ void thread_pool::schedule(runnable* r) noexcept {
   detail::pool_impl& p = *m_impl;
   detail::worker* w = detail::t_worker;
   if (w != nullptr && w->pool == &p) {
+    if (w->polling_io && p.opts.pin_io_wakeups) {
+      w->push_pinned(r);  // stays here, wakes nobody (pool_options::pin_io_wakeups)
+      return;
+    }
     detail::push_local(p, *w, r);
     if (w->polling_io)
       w->notify_deferred = true;  // one notify after the completion batch (poll_io)

@@ -33,6 +33,9 @@ runnable* next_local(worker& w) noexcept {
     if (runnable* r = w.deque.steal())
       return r;
   }
+  // Tasks this worker's loop woke (pin_io_wakeups) before the deque: their I/O is here.
+  if (runnable* r = w.pop_pinned())
+    return r;
   if (runnable* r = w.deque.pop())
     return r;
   if (w.lifo.load(std::memory_order_relaxed) != nullptr) {

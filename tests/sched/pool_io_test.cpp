@@ -192,4 +192,49 @@ TEST_P(io_pool_test, cross_worker_pipe_wake) {
 }
 
 
+/// Awaits `n` nops; counts the awaits that resumed on another thread than the one before.
+task<int> nops_counting_moves(int n) {
+  int moves = 0;
+  int tid = os_tid();
+  for (int i = 0; i < n; ++i) {
+    auto r = co_await saturn::nop();
+    if (!r)
+      co_return -1;
+    const int now = os_tid();
+    moves += now != tid ? 1 : 0;
+    tid = now;
+  }
+  co_return moves;
+}
+
+task<int> sum_moves(std::vector<join_handle<int>> hs) {
+  int total = 0;
+  for (auto& h : hs) {
+    const int m = co_await std::move(h);
+    if (m < 0)
+      co_return -1;
+    total += m;
+  }
+  co_return total;
+}
+
+// pin_io_wakeups (the default): a task woken by its own worker's ring stays on that
+// worker, however idle the others are, so its next operation goes to the same ring. With
+// it off the tasks still finish (stealing moves them, that is allowed).
+TEST_P(io_pool_test, io_wakeups_stay_on_their_worker) {
+  for (bool pin : {true, false}) {
+    pool_options o = options_for(GetParam());
+    o.pin_io_wakeups = pin;
+    thread_pool pool(o);
+    std::vector<join_handle<int>> hs;
+    for (int t = 0; t < 8; ++t)
+      hs.push_back(pool.spawn(nops_counting_moves(2000)));
+    const int moves = pool.block_on(sum_moves(std::move(hs)));
+    ASSERT_GE(moves, 0) << "a nop failed";
+    if (pin) {
+      EXPECT_EQ(moves, 0) << "tasks woken by their own ring moved to another worker";
+    }
+  }
+}
+
 }  // namespace

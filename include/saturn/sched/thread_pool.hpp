@@ -41,6 +41,13 @@ struct pool_options {
   loop_options loop{};             ///< io mode: each worker's loop
   unsigned spin_before_park_us = 50;  ///< an idle worker searches this long before parking
   unsigned max_blocking_threads = 64; ///< cap of the spawn_blocking pool
+  /// io mode: a task woken by its worker's own loop (an I/O completion, a loop timer, a
+  /// post to that loop) stays on that worker, in a queue other workers do not steal from,
+  /// and wakes nobody. Its next operation then goes to the same ring and a connection
+  /// never hops between cores (what thread-per-core servers get by construction);
+  /// spawned and externally woken tasks are still stolen. Turn off when tasks do long
+  /// CPU work right after their I/O and the pool should spread that work instead.
+  bool pin_io_wakeups = true;
 };
 
 namespace detail {
