@@ -67,7 +67,7 @@ int main(int argc, char** argv) {
   std::string accept_mode = "shared";
   unsigned buffers = 2048;
   unsigned buffer_size = 16384;
-  unsigned spin_us = 0;
+  unsigned spin_us = 50;
   app.add_option("--port", port, "TCP port on 127.0.0.1")->required();
   app.add_option("--threads", threads, "worker threads (0: the CPUs this process may use)");
   app.add_option("--accept", accept_mode, "shared: one listener; reuseport: one SO_REUSEPORT listener per worker")

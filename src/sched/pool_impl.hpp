@@ -81,6 +81,7 @@ struct worker {
   std::uint32_t rng = 0;
   std::uint32_t tick = 0;
   unsigned lifo_streak = 0;
+  std::int64_t spin_budget_ns = 0;  // owner only: io mode's adaptive idle spin (adapt_spin)
   worker_live_table live;
   std::thread thread;
 

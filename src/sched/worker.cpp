@@ -1,4 +1,6 @@
 // A worker's loop: find work (see the order in pool_impl.hpp), run it, search, park.
+#include <sys/resource.h>
+
 #include <ctime>
 
 #include "sched/pool_impl.hpp"
@@ -19,6 +21,30 @@ std::int64_t now_ns() noexcept {
   timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return std::int64_t(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+/// io mode: the next idle search's spin from how long the last idle spell lasted (idle
+/// until work was found, parked time included). A spell shorter than the cap would have
+/// been caught by spinning, which costs less than a park and wake-up (a 20-50 us IPI on
+/// this VM) and answers sooner: spin about that long next time. A longer spell means
+/// spinning only burns a CPU that the producer of the work may need (a load generator
+/// sharing the machine): halve the spin, down to a single look.
+void adapt_spin(worker& w, std::int64_t spell_ns, std::int64_t cap_ns) noexcept {
+  if (spell_ns <= cap_ns) {
+    const std::int64_t want = spell_ns + spell_ns / 2 + 2000;
+    w.spin_budget_ns = want < cap_ns ? want : cap_ns;
+  } else {
+    w.spin_budget_ns /= 2;
+    if (w.spin_budget_ns < 1000)
+      w.spin_budget_ns = 0;
+  }
+}
+
+/// Involuntary context switches of the calling thread so far: the kernel took the CPU
+/// from it for another runnable thread.
+long involuntary_switches() noexcept {
+  rusage u;
+  return ::getrusage(RUSAGE_THREAD, &u) == 0 ? u.ru_nivcsw : 0;
 }
 
 runnable* next_local(worker& w) noexcept {
@@ -235,6 +261,8 @@ void pool_impl::unpark(worker& w) noexcept {
 void pool_impl::worker_main(worker& w) {
   t_worker = &w;  // the loop (io mode) was created by the thread's start routine
   const std::int64_t spin_ns = std::int64_t(opts.spin_before_park_us) * 1000;
+  w.spin_budget_ns = spin_ns;
+  std::int64_t idle_since = 0;  // io mode: when the current idle spell began (0: busy)
   while (!stopping.load(std::memory_order_relaxed)) {
     ++w.tick;
     runnable* r = nullptr;
@@ -255,6 +283,10 @@ void pool_impl::worker_main(worker& w) {
       r = find_work(*this, w, false);
     if (r != nullptr) {
       end_search(*this, w);
+      if (idle_since != 0) {  // back from a park
+        adapt_spin(w, now_ns() - idle_since, spin_ns);
+        idle_since = 0;
+      }
       if (stopping.load(std::memory_order_acquire)) [[unlikely]] {
         // Shutdown began: a task woken by another worker's I/O drain must not run on
         // (the destructor discards it). Acquire: having taken such a task, we see the flag.
@@ -268,7 +300,10 @@ void pool_impl::worker_main(worker& w) {
     // most half the workers): the others park at once and leave the CPU to whoever
     // produces the work.
     begin_search(*this, w);
-    const std::int64_t until = now_ns() + (w.searching ? spin_ns : 0);
+    const std::int64_t spin = w.loop ? w.spin_budget_ns : spin_ns;
+    const std::int64_t idle_start = w.loop && spin_ns != 0 ? now_ns() : 0;
+    const std::int64_t until = (idle_start != 0 ? idle_start : now_ns()) + (w.searching ? spin : 0);
+    const long preempted_before = idle_start != 0 && spin != 0 && w.searching ? involuntary_switches() : -1;
     bool found = false;
     for (unsigned round = 0; !stopping.load(std::memory_order_relaxed); ++round) {
       for (int i = 0; i < 64; ++i)
@@ -283,11 +318,16 @@ void pool_impl::worker_main(worker& w) {
         found = true;
         break;
       }
-      // spin_before_park_us = 0: one look round, then park (no minimum spin).
-      if (spin_ns == 0 || ((round & 15) == 15 && now_ns() >= until))
+      // A zero spin: one look round, then park (no minimum spin).
+      if (spin == 0 || (w.loop && !w.searching) || ((round & 15) == 15 && now_ns() >= until))
         break;
     }
+    // The kernel took the CPU from the spinning worker: another thread needed it (the
+    // work's producer, likely); spinning here only delays that work. Count it as a miss.
+    const bool contended = preempted_before >= 0 && involuntary_switches() != preempted_before;
     if (found) {
+      if (idle_start != 0)
+        adapt_spin(w, contended ? spin_ns + 1 : now_ns() - idle_start, spin_ns);
       end_search(*this, w);
       if (stopping.load(std::memory_order_acquire)) [[unlikely]] {
         inject.push(r);  // as above
@@ -304,6 +344,9 @@ void pool_impl::worker_main(worker& w) {
       if (num_searching.fetch_sub(1, std::memory_order_seq_cst) == 1 && has_visible_work())
         notify_one();
     }
+    idle_since = contended ? 0 : idle_start;
+    if (contended)
+      adapt_spin(w, spin_ns + 1, spin_ns);
     park(*this, w);
   }
   // Shutdown, phase 1 (this thread): cancel and wait for this ring's in-flight I/O while
