@@ -59,6 +59,30 @@ struct worker_live_table : spin_lock {
 
 struct pool_impl;
 
+/// An intrusive FIFO of runnables (through m_next_runnable), for one thread's use.
+struct runnable_fifo {
+  runnable* head = nullptr;
+  runnable* tail = nullptr;
+
+  runnable* pop() noexcept {
+    runnable* r = head;
+    if (r != nullptr) {
+      head = r->m_next_runnable;
+      if (head == nullptr)
+        tail = nullptr;
+    }
+    return r;
+  }
+  void push(runnable* r) noexcept {
+    r->m_next_runnable = nullptr;
+    if (tail != nullptr)
+      tail->m_next_runnable = r;
+    else
+      head = r;
+    tail = r;
+  }
+};
+
 /// One worker thread.
 struct worker {
   pool_impl* pool = nullptr;
@@ -67,10 +91,8 @@ struct worker {
   // ordering: the LIFO slot is taken with exchange by the owner and by thieves, so a task
   // in it is run exactly once.
   alignas(64) std::atomic<runnable*> lifo{nullptr};
-  runnable* yielded_head = nullptr;  // owner only: tasks that yielded, FIFO
-  runnable* yielded_tail = nullptr;
-  runnable* pinned_head = nullptr;  // owner only: woken by this worker's loop (pin_io_wakeups), FIFO
-  runnable* pinned_tail = nullptr;
+  runnable_fifo yielded;  // owner only: tasks that yielded
+  runnable_fifo pinned;   // owner only: woken by this worker's loop (pin_io_wakeups)
   std::unique_ptr<event_loop> loop;  // io mode; created and destroyed on the worker thread
   std::atomic<event_loop*> loop_ptr{nullptr};
   alignas(64) std::atomic<std::uint32_t> park_word{0};  // cpu_bound mode
@@ -85,40 +107,10 @@ struct worker {
   worker_live_table live;
   std::thread thread;
 
-  runnable* pop_yielded() noexcept {
-    runnable* r = yielded_head;
-    if (r != nullptr) {
-      yielded_head = r->m_next_runnable;
-      if (yielded_head == nullptr)
-        yielded_tail = nullptr;
-    }
-    return r;
-  }
-  void push_yielded(runnable* r) noexcept {
-    r->m_next_runnable = nullptr;
-    if (yielded_tail != nullptr)
-      yielded_tail->m_next_runnable = r;
-    else
-      yielded_head = r;
-    yielded_tail = r;
-  }
-  runnable* pop_pinned() noexcept {
-    runnable* r = pinned_head;
-    if (r != nullptr) {
-      pinned_head = r->m_next_runnable;
-      if (pinned_head == nullptr)
-        pinned_tail = nullptr;
-    }
-    return r;
-  }
-  void push_pinned(runnable* r) noexcept {
-    r->m_next_runnable = nullptr;
-    if (pinned_tail != nullptr)
-      pinned_tail->m_next_runnable = r;
-    else
-      pinned_head = r;
-    pinned_tail = r;
-  }
+  runnable* pop_yielded() noexcept { return yielded.pop(); }
+  void push_yielded(runnable* r) noexcept { yielded.push(r); }
+  runnable* pop_pinned() noexcept { return pinned.pop(); }
+  void push_pinned(runnable* r) noexcept { pinned.push(r); }
   std::uint32_t next_random() noexcept {
     std::uint32_t x = rng;
     x ^= x << 13;
