@@ -99,7 +99,7 @@ inline void event_loop::dispatch(std::uint64_t user_data, int res, unsigned flag
 }
 
 bool event_loop::has_work() const noexcept {
-  return m_ready_head != nullptr || m_in_flight != 0 || !m_timers.empty() || m_keep_alive != 0 ||
+  return m_ready.head != nullptr || m_in_flight != 0 || !m_timers.empty() || m_keep_alive != 0 ||
          m_remote.maybe_nonempty();
 }
 
@@ -114,7 +114,7 @@ void event_loop::run() {
 bool event_loop::run_once(bool may_block) {
   if (m_remote.maybe_nonempty())
     drain_remote();
-  if (m_ready_head != nullptr)
+  if (m_ready.head != nullptr)
     run_ready();
   if (!m_timers.empty())
     fire_timers();
@@ -132,7 +132,7 @@ bool event_loop::run_once(bool may_block) {
   }
   const bool waiting_for_something =
       m_in_flight != 0 || !m_timers.empty() || m_keep_alive != 0 || m_notified.load(std::memory_order_relaxed);
-  if (reaped == 0 && m_ready_head == nullptr && may_block && waiting_for_something &&
+  if (reaped == 0 && m_ready.head == nullptr && may_block && waiting_for_something &&
       !m_stop.load(std::memory_order_relaxed))
     sleep();
   else if (!entered && m_in_flight != 0)
@@ -191,12 +191,9 @@ unsigned event_loop::reap() noexcept {
 
 void event_loop::run_ready() noexcept {
   // Only what was queued when the pass began: later posts wait for the next iteration.
-  runnable* const last = m_ready_tail;
-  for (int budget = k_ready_budget; budget > 0 && m_ready_head != nullptr; --budget) {
-    runnable* r = m_ready_head;
-    m_ready_head = r->m_next_runnable;
-    if (m_ready_head == nullptr)
-      m_ready_tail = nullptr;
+  runnable* const last = m_ready.tail;
+  for (int budget = k_ready_budget; budget > 0 && m_ready.head != nullptr; --budget) {
+    runnable* r = m_ready.pop();
     r->m_fn(r, run_mode::run);
     if (r == last)
       break;
@@ -233,13 +230,8 @@ bool event_loop::cancel_after(timer_handle h) noexcept {
 
 void event_loop::discard_queued() noexcept {
   drain_remote();
-  while (m_ready_head != nullptr) {
-    runnable* r = m_ready_head;
-    m_ready_head = r->m_next_runnable;
-    if (m_ready_head == nullptr)
-      m_ready_tail = nullptr;
+  while (runnable* r = m_ready.pop())
     r->m_fn(r, run_mode::discard);
-  }
 }
 
 void event_loop::drain_io() noexcept {

@@ -59,30 +59,6 @@ struct worker_live_table : spin_lock {
 
 struct pool_impl;
 
-/// An intrusive FIFO of runnables (through m_next_runnable), for one thread's use.
-struct runnable_fifo {
-  runnable* head = nullptr;
-  runnable* tail = nullptr;
-
-  runnable* pop() noexcept {
-    runnable* r = head;
-    if (r != nullptr) {
-      head = r->m_next_runnable;
-      if (head == nullptr)
-        tail = nullptr;
-    }
-    return r;
-  }
-  void push(runnable* r) noexcept {
-    r->m_next_runnable = nullptr;
-    if (tail != nullptr)
-      tail->m_next_runnable = r;
-    else
-      head = r;
-    tail = r;
-  }
-};
-
 /// One worker thread.
 struct worker {
   pool_impl* pool = nullptr;

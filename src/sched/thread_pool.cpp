@@ -53,22 +53,16 @@ constexpr std::uint32_t k_slot_mask = (1u << k_worker_shift) - 1;
 
 /// Moves the older half of a full deque to the injection queue with one locked push.
 void spill_half(pool_impl& p, task_deque& d) noexcept {
-  runnable* first = nullptr;
-  runnable* last = nullptr;
+  detail::runnable_fifo batch;
   std::size_t n = 0;
   for (; n < task_deque::capacity / 2; ++n) {
     runnable* x = d.steal();
     if (x == nullptr)
       break;
-    x->m_next_runnable = nullptr;
-    if (last != nullptr)
-      last->m_next_runnable = x;
-    else
-      first = x;
-    last = x;
+    batch.push(x);
   }
   if (n != 0)
-    p.inject.push_list(first, last, n);
+    p.inject.push_list(batch.head, batch.tail, n);
 }
 
 namespace {

@@ -201,14 +201,7 @@ class event_loop {
 
   // ---- ready work
   /// Queues `r` to run on this loop (FIFO). Loop thread only. Allocates nothing.
-  void post(runnable* r) noexcept {
-    r->m_next_runnable = nullptr;
-    if (m_ready_tail != nullptr)
-      m_ready_tail->m_next_runnable = r;
-    else
-      m_ready_head = r;
-    m_ready_tail = r;
-  }
+  void post(runnable* r) noexcept { m_ready.push(r); }
   /// Queues `r` from any thread and wakes the loop if it sleeps (an eventfd write, or a
   /// MSG_RING when the caller runs a loop of its own). Lock-free.
   void post_remote(runnable* r) noexcept;
@@ -314,8 +307,7 @@ class event_loop {
   unsigned m_recv_buffer_count = 1024;
   unsigned m_recv_buffer_size = 16384;
   loop_exit_hook* m_exit_hooks = nullptr;
-  runnable* m_ready_head = nullptr;
-  runnable* m_ready_tail = nullptr;
+  detail::runnable_fifo m_ready;
   detail::timer_heap m_timers;
   std::size_t m_in_flight = 0;
   std::size_t m_keep_alive = 0;

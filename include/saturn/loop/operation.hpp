@@ -42,6 +42,32 @@ struct runnable {
   run_fn m_fn = nullptr;
 };
 
+namespace detail {
+/// An intrusive FIFO of runnables (through m_next_runnable). Threading: one thread's use.
+struct runnable_fifo {
+  runnable* head = nullptr;
+  runnable* tail = nullptr;
+
+  runnable* pop() noexcept {
+    runnable* r = head;
+    if (r != nullptr) {
+      head = r->m_next_runnable;
+      if (head == nullptr)
+        tail = nullptr;
+    }
+    return r;
+  }
+  void push(runnable* r) noexcept {
+    r->m_next_runnable = nullptr;
+    if (tail != nullptr)
+      tail->m_next_runnable = r;
+    else
+      head = r;
+    tail = r;
+  }
+};
+}  // namespace detail
+
 /// A deadline in the loop's timer heap (timers live in the loop, not in the kernel: one
 /// kernel wait with a timeout covers the nearest of them).
 ///
