@@ -112,6 +112,7 @@ void event_loop::run() {
 }
 
 bool event_loop::run_once(bool may_block) {
+  m_stay_awake = false;
   if (m_remote.maybe_nonempty())
     drain_remote();
   if (m_ready.head != nullptr)
@@ -132,7 +133,7 @@ bool event_loop::run_once(bool may_block) {
   }
   const bool waiting_for_something =
       m_in_flight != 0 || !m_timers.empty() || m_keep_alive != 0 || m_notified.load(std::memory_order_relaxed);
-  if (reaped == 0 && m_ready.head == nullptr && may_block && waiting_for_something &&
+  if (reaped == 0 && m_ready.head == nullptr && !m_stay_awake && may_block && waiting_for_something &&
       !m_stop.load(std::memory_order_relaxed))
     sleep();
   else if (!entered && m_in_flight != 0)

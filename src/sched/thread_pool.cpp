@@ -235,15 +235,20 @@ void thread_pool::schedule(runnable* r) noexcept {
   detail::pool_impl& p = *m_impl;
   detail::worker* w = detail::t_worker;
   if (w != nullptr && w->pool == &p) {
-    if (w->polling_io && p.opts.pin_io_wakeups) {
-      w->push_pinned(r);  // stays here, wakes nobody (pool_options::pin_io_wakeups)
+    if (w->polling_io) {
+      // Queued where the loop cannot see it: this turn of the loop must not go to sleep
+      // (a timer fired or a runnable ran just before run_once's blocking wait).
+      w->loop->stay_awake();
+      if (p.opts.pin_io_wakeups) {
+        w->push_pinned(r);  // stays here, wakes nobody (pool_options::pin_io_wakeups)
+        return;
+      }
+      detail::push_local(p, *w, r);
+      w->notify_deferred = true;  // one notify after the completion batch (poll_io)
       return;
     }
     detail::push_local(p, *w, r);
-    if (w->polling_io)
-      w->notify_deferred = true;  // one notify after the completion batch (poll_io)
-    else
-      p.notify_from_worker();
+    p.notify_from_worker();
   } else {
     p.inject.push(r);
     p.notify_one();
@@ -258,10 +263,12 @@ void thread_pool::spawn(runnable* r) noexcept {
     // the deque where others can steal it.
     if (runnable* old = w->lifo.exchange(r, std::memory_order_acq_rel))
       detail::push_local(p, *w, old);
-    if (w->polling_io)
+    if (w->polling_io) {
+      w->loop->stay_awake();  // as in schedule()
       w->notify_deferred = true;
-    else
+    } else {
       p.notify_from_worker();
+    }
   } else {
     p.inject.push(r);
     p.notify_one();
@@ -272,10 +279,13 @@ void thread_pool::spawn_runnable(runnable* r) noexcept { spawn(r); }
 
 void thread_pool::yield(runnable* r) noexcept {
   detail::worker* w = detail::t_worker;
-  if (w != nullptr && w->pool == m_impl.get())
+  if (w != nullptr && w->pool == m_impl.get()) {
     w->push_yielded(r);
-  else
+    if (w->polling_io)
+      w->loop->stay_awake();  // as in schedule()
+  } else {
     schedule(r);
+  }
 }
 
 void thread_pool::track(detail::promise_base* t) noexcept {

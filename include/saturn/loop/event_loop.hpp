@@ -230,6 +230,10 @@ class event_loop {
   /// Makes the current or next sleep of the loop return at once (a wake token, not a
   /// queue entry: many notifies before a sleep collapse into one). Any thread.
   void notify() noexcept;
+  /// Loop thread only, from inside run_once (a completion, timer or posted runnable):
+  /// this turn must not end in a blocking wait, because work was queued where the loop
+  /// cannot see it (a scheduler's own queues). Cleared at the start of every run_once.
+  void stay_awake() noexcept { m_stay_awake = true; }
   /// True once stop() was called (cleared by run()).
   bool stop_requested() const noexcept { return m_stop.load(std::memory_order_relaxed); }
   /// Keeps run() from returning while no work is visible (e.g. while other threads may
@@ -316,6 +320,7 @@ class event_loop {
   std::uint64_t m_timer_seq = 0;
   int m_wake_fd = -1;
   bool m_wake_armed = false;
+  bool m_stay_awake = false;  // loop thread only: see stay_awake()
   std::uint64_t m_wake_buf = 0;
   operation m_wake_op;
   event_loop* m_prev_current = nullptr;
