@@ -5,6 +5,7 @@
 #include <memory>
 #include <random>
 #include <set>
+#include <thread>
 #include <vector>
 
 #include "test_support.hpp"
@@ -64,6 +65,34 @@ TEST(timer, a_lone_timer_sleeps_in_the_kernel_instead_of_spinning) {
   loop.run();
   EXPECT_TRUE(fired);
   EXPECT_LT(loop.stats().enters, 100u) << "the loop spun instead of waiting for the deadline";
+}
+
+// A timer callback that queues work the loop cannot see (as the thread pool does when a
+// fired sleep wakes its task) calls stay_awake(): the same run_once must then return
+// instead of blocking in the ring, here on a pipe read that nothing completes for 2 s.
+TEST(timer, stay_awake_from_a_timer_keeps_that_turn_from_blocking) {
+  event_loop loop;
+  pipe_fds p;
+  char buf[1];
+  bool read_done = false;
+  loop.read(p.r, buf, 1, static_cast<std::uint64_t>(-1), [&](int) { read_done = true; });
+  bool fired = false;
+  loop.after(0ms, [&] {
+    fired = true;
+    loop.stay_awake();
+  });
+  std::thread unblock([&] {
+    std::this_thread::sleep_for(2s);
+    EXPECT_EQ(::write(p.w, "x", 1), 1);
+  });
+  const auto t0 = clock::now();
+  loop.run_once(true);
+  const auto took = clock::now() - t0;
+  EXPECT_TRUE(fired);
+  EXPECT_LT(took, 1s) << "run_once blocked although a callback asked it to stay awake";
+  unblock.join();
+  while (!read_done)
+    loop.run_once(true);
 }
 
 TEST(timer, custom_nodes_fire_in_deadline_order_never_early) {
