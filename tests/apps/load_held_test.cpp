@@ -3,6 +3,8 @@
 // process opens 10,000 connections to each (in waves of 1,000 so the accept queue never
 // overflows), checks one exchange on each while connecting, then a second one on every
 // connection once all 10,000 are open. RLIMIT_NOFILE is raised for both processes.
+#include "support/fd_limit.hpp"
+
 #include <gtest/gtest.h>
 #include <saturn/saturn.hpp>
 
@@ -129,13 +131,11 @@ std::string server_name(const ::testing::TestParamInfo<const char*>& i) { return
 INSTANTIATE_TEST_SUITE_P(servers, load_held, ::testing::Values("saturn-echo", "saturn-http"), server_name);
 
 TEST_P(load_held, ten_thousand_connections_answered_correctly) {
-  ::rlimit rl{};
-  ::getrlimit(RLIMIT_NOFILE, &rl);
   const rlim_t need = k_conns + 500;
-  if (rl.rlim_max < need)
-    GTEST_SKIP() << "RLIMIT_NOFILE hard limit " << rl.rlim_max << " < " << need;
-  ::rlimit want{need, rl.rlim_max};
-  ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &want), 0);  // inherited by the server
+  if (const std::string why = saturn_test::fd_limit_shortfall(need); !why.empty())
+    GTEST_SKIP() << why;
+  saturn_test::fd_limit_guard limit(need);
+  ASSERT_EQ(limit.result(), 0);  // inherited by the server
   ::signal(SIGPIPE, SIG_IGN);
   const std::string bin = std::string(SATURN_BIN_DIR) + "/" + GetParam();
   ASSERT_EQ(::access(bin.c_str(), X_OK), 0) << bin << " is not built";
@@ -154,7 +154,6 @@ TEST_P(load_held, ten_thousand_connections_answered_correctly) {
   ::kill(server, SIGTERM);
   ::waitpid(server, &status, 0);
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << GetParam() << " did not stop cleanly on SIGTERM";
-  ::setrlimit(RLIMIT_NOFILE, &rl);
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 // within 10% of RSS after the warm-up (the first tenth), and that the open descriptors
 // come back to their count before the load.
 #include "http_test_support.hpp"
+#include "support/wait.hpp"
 
 #include <gtest/gtest.h>
 #include <saturn/task/frame_allocator.hpp>
@@ -110,16 +111,6 @@ long one_round(std::uint16_t port, long round, soak_counts& c) {
   return 1;
 }
 
-template <class Pred>
-bool wait_for(Pred pred, std::chrono::milliseconds limit) {
-  const auto until = std::chrono::steady_clock::now() + limit;
-  while (!pred()) {
-    if (std::chrono::steady_clock::now() > until)
-      return pred();
-    std::this_thread::sleep_for(10ms);
-  }
-  return true;
-}
 
 }  // namespace
 
@@ -147,13 +138,13 @@ TEST(http_soak, mixed_clients_leak_nothing) {
       t.join();
   };
   drive(total / 10);  // warm-up: pools, buffers and caches reach their working size
-  ASSERT_TRUE(wait_for([&] { return open_fds() == fds_before; }, 5s)) << "fds after warm-up: " << open_fds();
+  ASSERT_TRUE(saturn_test::wait_until([&] { return open_fds() == fds_before; }, 5s, 10ms)) << "fds after warm-up: " << open_fds();
   warm_rss = rss_kib();
   const std::size_t warm_frames = saturn::task_memory_mapped();
   drive(total);
   EXPECT_EQ(c.wrong.load(), 0);
   EXPECT_EQ(c.answered.load(), c.good.load()) << "good requests not answered correctly";
-  EXPECT_TRUE(wait_for([&] { return open_fds() == fds_before; }, 10s))
+  EXPECT_TRUE(saturn_test::wait_until([&] { return open_fds() == fds_before; }, 10s, 10ms))
       << "descriptors: " << open_fds() << " now, " << fds_before << " before the load";
   const long end_rss = rss_kib();
   const std::size_t end_frames = saturn::task_memory_mapped();

@@ -5,6 +5,8 @@
 #include <saturn/sync/wait_group.hpp>
 #include <saturn/task/join_handle.hpp>
 
+#include "support/fd_limit.hpp"
+
 #include <gtest/gtest.h>
 
 #include <saturn/task/time.hpp>
@@ -83,13 +85,11 @@ task<void> client_main(std::uint16_t port, shared_state* st) {
 }  // namespace
 
 TEST(Scale, TenThousandConcurrentConnectionsEchoCorrectly) {
-  ::rlimit rl{};
-  ::getrlimit(RLIMIT_NOFILE, &rl);
   const rlim_t need = k_conns + 500;
-  if (rl.rlim_max < need)
-    GTEST_SKIP() << "RLIMIT_NOFILE hard limit " << rl.rlim_max << " < " << need;
-  ::rlimit want{need, rl.rlim_max};
-  ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &want), 0);
+  if (const std::string why = saturn_test::fd_limit_shortfall(need); !why.empty())
+    GTEST_SKIP() << why;
+  saturn_test::fd_limit_guard limit(need);
+  ASSERT_EQ(limit.result(), 0);
   net::listen_options o;
   o.backlog = 4096;
   auto l = net::tcp_listener::bind(net::address::loopback_v4(0), o);
@@ -123,5 +123,4 @@ TEST(Scale, TenThousandConcurrentConnectionsEchoCorrectly) {
       }
     }(child));
   }
-  ::setrlimit(RLIMIT_NOFILE, &rl);
 }

@@ -3,6 +3,7 @@
 // probe that makes io-mode tests skip (with the reason) where the ring is unavailable.
 #pragma once
 
+#include "support/wait.hpp"
 #include <gtest/gtest.h>
 #include <saturn/saturn.hpp>
 
@@ -81,17 +82,6 @@ inline void expect_each_once(const flags& f, std::size_t n, const char* what) {
   EXPECT_EQ(bad, 0u) << what << ": items not run exactly once";
 }
 
-/// Polls `pred` until it holds or `limit` passes; returns pred().
-template <class Pred>
-inline bool wait_until(Pred pred, std::chrono::milliseconds limit) {
-  const auto until = std::chrono::steady_clock::now() + limit;
-  while (!pred()) {
-    if (std::chrono::steady_clock::now() > until)
-      return pred();
-    std::this_thread::sleep_for(50us);
-  }
-  return true;
-}
 
 inline int os_tid() { return static_cast<int>(::gettid()); }
 
