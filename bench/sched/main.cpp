@@ -61,6 +61,9 @@ int main(int argc, char** argv) {
                  "(thread_pool::post, the global injection queue)")
       ->check(CLI::IsMember({"submitter", "inject"}));
   app.add_option("--spin-us", spin_us, "pool_options::spin_before_park_us (default: the pool's default)");
+  unsigned backlog = saturn::pool_options{}.submit_backlog;
+  app.add_option("--backlog", backlog,
+                 "pool_options::submit_backlog (default: the pool's default; 0 = off)");
   CLI11_PARSE(app, argc, argv);
 
   // Non-default settings are named in a "variant" field.
@@ -72,11 +75,14 @@ int main(int argc, char** argv) {
     add_variant("submit_" + submit);
   if (spin_us != saturn::pool_options{}.spin_before_park_us)
     add_variant("spin_us_" + std::to_string(spin_us));
+  if (backlog != saturn::pool_options{}.submit_backlog)
+    add_variant("backlog_" + std::to_string(backlog));
 
   saturn::pool_options opts;
   opts.threads = static_cast<unsigned>(a.threads);
   opts.mode = mode == "io" ? saturn::pool_mode::io : saturn::pool_mode::cpu_bound;
   opts.spin_before_park_us = spin_us;
+  opts.submit_backlog = backlog;
   saturn::thread_pool pool(opts);
 
   auto shared = std::make_unique<shared_state>();

@@ -21,6 +21,7 @@
 
 #include <saturn/detail/atomic.hpp>
 #include <saturn/sched/thread_pool.hpp>
+#include <sched.h>
 
 #include <condition_variable>
 #include <deque>
@@ -36,6 +37,13 @@
 namespace saturn::detail {
 
 using task_deque = sched::work_deque<runnable, 256, 32>;
+/// A registered submitter's queue is much deeper than a worker's: a submitter that
+/// outpaces the workers (a flood from one thread) then queues in its own lock-free deque,
+/// which workers steal from with a CAS, instead of spilling into the injection queue's
+/// mutex, where a lock holder preempted on an oversubscribed machine (submitters plus
+/// workers on too few CPUs) stalls every worker for a time slice (milliseconds).
+/// 16,384 slots = 128 KiB per registered submitter.
+using submit_deque = sched::work_deque<runnable, 16384, 32>;
 
 /// A tiny test-and-test-and-set lock for short critical sections.
 class spin_lock {
@@ -100,8 +108,11 @@ struct worker {
 /// steal from it; a full deque spills into the injection queue. Queues live as long as the
 /// pool (a thief may still be looking at one) and are reused by later submitters.
 struct submitter_queue {
-  task_deque deque;
+  submit_deque deque;
   bool in_use = false;  // under submitters_mutex
+  /// 1 while the submitter sleeps in pool_impl::wait_for_drain; a worker whose steal left
+  /// at most pool_impl::drain_low() tasks clears it and wakes the submitter.
+  alignas(cache_line) atomic<std::uint32_t> drain_waiter{0};
 };
 
 /// The elastic pool behind spawn_blocking.
@@ -156,11 +167,37 @@ struct pool_impl {
   }
   void unpark(worker& w) noexcept;
   bool has_visible_work() noexcept;
+
+  /// post/spawn from an unregistered outside thread left `queued` tasks in the injection
+  /// queue: yield the CPU past pool_options::submit_backlog.
+  void yield_if_backlogged(std::size_t queued) const noexcept {
+    if (opts.submit_backlog != 0 && queued > opts.submit_backlog) [[unlikely]]
+      ::sched_yield();
+  }
+
+  /// A registered submitter's queue passed pool_options::submit_backlog: sleep until
+  /// workers take it down to half (see submitter_queue::drain_waiter).
+  void wait_for_drain(submitter_queue& q) noexcept;
+  /// The low-water mark a sleeping submitter waits for.
+  std::size_t drain_low() const noexcept { return opts.submit_backlog / 2; }
   void worker_main(worker& w);
 };
 
 extern thread_local worker* t_worker;
 
-void spill_half(pool_impl& p, task_deque& d) noexcept;
+/// Moves the older half of a full deque to the injection queue with one locked push.
+template <std::size_t Capacity, std::size_t Batch>
+void spill_half(pool_impl& p, sched::work_deque<runnable, Capacity, Batch>& d) noexcept {
+  runnable_fifo batch;
+  std::size_t n = 0;
+  for (; n < Capacity / 2; ++n) {
+    runnable* x = d.steal();
+    if (x == nullptr)
+      break;
+    batch.push(x);
+  }
+  if (n != 0)
+    p.inject.push_list(batch.head, batch.tail, n);
+}
 
 }  // namespace saturn::detail

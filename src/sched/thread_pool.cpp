@@ -51,18 +51,22 @@ constexpr std::uint32_t k_slot_mask = (1u << k_worker_shift) - 1;
 
 }  // namespace
 
-/// Moves the older half of a full deque to the injection queue with one locked push.
-void spill_half(pool_impl& p, task_deque& d) noexcept {
-  detail::runnable_fifo batch;
-  std::size_t n = 0;
-  for (; n < task_deque::capacity / 2; ++n) {
-    runnable* x = d.steal();
-    if (x == nullptr)
+void pool_impl::wait_for_drain(submitter_queue& q) noexcept {
+  constexpr auto k_sleep = std::chrono::milliseconds(2);
+  constexpr int k_max_sleeps = 5;  // 10 ms a submit at most: slowed, never deadlocked
+  for (int i = 0; i < k_max_sleeps; ++i) {
+    // ordering: seq_cst store, then a seq_cst fence before reading the queue's size,
+    // against the worker's seq_cst steal CAS then seq_cst load of drain_waiter (Dekker):
+    // either the worker sees the flag or we see its steal. The timeout covers the rest.
+    q.drain_waiter.store(1, std::memory_order_seq_cst);
+    thread_fence(std::memory_order_seq_cst);
+    if (q.deque.size_approx() <= drain_low() || stopping.load(std::memory_order_acquire))
       break;
-    batch.push(x);
+    futex_wait(&q.drain_waiter, 1, k_sleep);
+    if (q.deque.size_approx() <= drain_low())
+      break;
   }
-  if (n != 0)
-    p.inject.push_list(batch.head, batch.tail, n);
+  q.drain_waiter.store(0, std::memory_order_relaxed);
 }
 
 namespace {
@@ -272,6 +276,7 @@ void thread_pool::spawn(runnable* r) noexcept {
   } else {
     p.inject.push(r);
     p.notify_one();
+    p.yield_if_backlogged(p.inject.size_hint());  // an unregistered outside thread
   }
 }
 
@@ -361,6 +366,10 @@ void thread_pool::submitter::submit(runnable* r) noexcept {
       m_impl->inject.push(r);
   }
   m_impl->notify_one();
+  if (q == nullptr)
+    m_impl->yield_if_backlogged(m_impl->inject.size_hint());
+  else if (m_impl->opts.submit_backlog != 0 && q->deque.size_approx() > m_impl->opts.submit_backlog) [[unlikely]]
+    m_impl->wait_for_drain(*q);
 }
 
 }  // namespace saturn

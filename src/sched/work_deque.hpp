@@ -167,13 +167,15 @@ public:
   /// the newest claimed into `thief_own` (oldest first) and returns that newest one to run
   /// now. Returns nullptr when `*this` is empty. `*moved`, if given, receives how many
   /// items went into `thief_own`.
-  [[nodiscard]] T* steal_half_into(work_deque& thief_own, std::size_t* moved = nullptr) noexcept {
-    assert(&thief_own != this);
+  template <std::size_t OwnCapacity, std::size_t OwnBatch>
+  [[nodiscard]] T* steal_half_into(work_deque<T, OwnCapacity, OwnBatch>& thief_own,
+                                   std::size_t* moved = nullptr) noexcept {
+    assert(static_cast<void*>(&thief_own) != static_cast<void*>(this));
     // ordering: relaxed; we own thief_own, so we are the only writer of its bottom.
     const std::uint32_t db = thief_own.m_bottom.load(std::memory_order_relaxed);
     // ordering: acquire, as in push: reads of the slots we overwrite happened before.
-    const std::uint32_t dt = index_of(thief_own.m_top.load(std::memory_order_acquire));
-    const std::uint32_t room = static_cast<std::uint32_t>(Capacity) - (db - dt);
+    const std::uint32_t dt = work_deque<T, OwnCapacity, OwnBatch>::index_of(thief_own.m_top.load(std::memory_order_acquire));
+    const std::uint32_t room = static_cast<std::uint32_t>(OwnCapacity) - (db - dt);
     // ordering: acquire, as in steal.
     std::uint64_t t = m_top.load(std::memory_order_acquire);
     for (;;) {
@@ -213,6 +215,9 @@ public:
   }
 
 private:
+  template <class, std::size_t, std::size_t>
+  friend class work_deque;  // steal_half_into fills a deque of another capacity
+
   static constexpr std::uint64_t tag_one = std::uint64_t{1} << 32;
 
   static constexpr std::uint32_t index_of(std::uint64_t top) noexcept { return static_cast<std::uint32_t>(top); }

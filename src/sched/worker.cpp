@@ -107,8 +107,13 @@ runnable* steal_work(pool_impl& p, worker& w, bool include_lifo) noexcept {
   for (unsigned k = 0; k < nsub; ++k) {
     submitter_queue* q = p.submitter_slots[(sub_start + k) % nsub].load(std::memory_order_acquire);
     if (q != nullptr) {
-      if (runnable* r = q->deque.steal_half_into(w.deque))
+      if (runnable* r = q->deque.steal_half_into(w.deque)) {
+        // ordering: seq_cst after the steal's seq_cst CAS (see pool_impl::wait_for_drain).
+        if (q->drain_waiter.load(std::memory_order_seq_cst) != 0 && q->deque.size_approx() <= p.drain_low() &&
+            q->drain_waiter.exchange(0, std::memory_order_acq_rel) != 0) [[unlikely]]
+          futex_wake(&q->drain_waiter, 1);
         return r;
+      }
     }
   }
   const std::size_t n = p.workers.size();

@@ -2,6 +2,11 @@
 #include <saturn/saturn.hpp>
 
 #include <atomic>
+#include <optional>
+#include <thread>
+#include <vector>
+
+#include "support/wait.hpp"
 
 namespace {
 saturn::task<std::uint64_t> value(std::uint64_t i) { co_return i; }
@@ -52,6 +57,43 @@ TEST(thread_pool, post_from_outside) {
   while (n.load() != 200000)
     std::this_thread::yield();
   EXPECT_EQ(n.load(), 200000);
+}
+
+// submit_backlog: external threads that outpace the workers sleep or yield past
+// the threshold; every task still runs exactly once, on both external paths, from several
+// threads at once, with the smallest threshold (a wait after nearly every submit).
+TEST(thread_pool, backlogged_submitters_lose_nothing) {
+  for (unsigned threshold : {1u, 0u}) {
+    saturn::thread_pool pool(saturn::pool_options{.threads = 2, .mode = saturn::pool_mode::cpu_bound,
+                                                  .submit_backlog = threshold});
+    constexpr int per_thread = 20000;
+    std::vector<std::atomic<std::uint8_t>> ran(4 * per_thread);
+    std::vector<std::thread> producers;
+    for (int t = 0; t < 4; ++t) {
+      producers.emplace_back([&, t] {
+        std::optional<saturn::thread_pool::submitter> sub;
+        if (t % 2 == 0)
+          sub.emplace(pool.register_submitter());  // odd threads use the injection queue
+        for (int i = t * per_thread; i < (t + 1) * per_thread; ++i) {
+          auto body = [&ran, i] { ran[static_cast<std::size_t>(i)].fetch_add(1, std::memory_order_relaxed); };
+          if (sub)
+            sub->post(body);
+          else
+            pool.post(body);
+        }
+      });
+    }
+    for (auto& p : producers)
+      p.join();
+    ASSERT_TRUE(saturn_test::wait_until([&] {
+      for (auto& r : ran)
+        if (r.load(std::memory_order_relaxed) == 0)
+          return false;
+      return true;
+    }, std::chrono::seconds(30)));
+    for (std::size_t i = 0; i < ran.size(); ++i)
+      ASSERT_EQ(ran[i].load(), 1u) << "task " << i << " with threshold " << threshold;
+  }
 }
 
 TEST(thread_pool, spawn_blocking) {

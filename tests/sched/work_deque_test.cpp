@@ -188,6 +188,22 @@ TEST(work_deque, steal_half_takes_half_capped_by_batch_and_room) {
   EXPECT_EQ(one.size_approx(), 0u);
 }
 
+// A registered submitter's deep queue is stolen into a worker's smaller deque.
+TEST(work_deque, steal_half_into_a_deque_of_another_capacity) {
+  auto nodes = make_nodes(300);
+  work_deque<node, 512, 8> deep;
+  work_deque<node, 16, 8> small;
+  for (int i = 0; i < 300; ++i) ASSERT_TRUE(deep.push(&nodes[i]));
+  for (int i = 0; i < 12; ++i) ASSERT_TRUE(small.push(&nodes[0])); // 4 slots of room left
+  std::size_t moved = 0;
+  EXPECT_EQ(deep.steal_half_into(small, &moved), &nodes[4]); // room + 1 = 5 claimed
+  EXPECT_EQ(moved, 4u);
+  EXPECT_EQ(small.size_approx(), 16u);
+  for (int i = 3; i >= 0; --i) EXPECT_EQ(small.pop(), &nodes[i]);
+  EXPECT_EQ(deep.size_approx(), 295u);
+  EXPECT_EQ(deep.steal(), &nodes[5]); // the claim took the oldest, nothing else
+}
+
 TEST(work_deque, wraps_around_capacity_many_times) {
   auto nodes = make_nodes(16);
   work_deque<node, 8, 4> d;

@@ -48,6 +48,17 @@ struct pool_options {
   /// spawned and externally woken tasks are still stolen. Turn off when tasks do long
   /// CPU work right after their I/O and the pool should spread that work instead.
   bool pin_io_wakeups = true;
+  /// Backpressure on threads outside the pool, so that a producer which outpaces the
+  /// workers does not grow an unbounded queue (memory, and a queueing delay of the whole
+  /// flood for every task behind it). A registered submitter whose own queue holds more
+  /// than this many tasks after a submit sleeps until the workers have taken it down to
+  /// half (a futex the stealing worker wakes; each sleep is bounded by 2 ms, and one
+  /// submit waits at most 10 ms, so a pool whose workers are stuck slows a submitter but
+  /// never deadlocks it). post/spawn from a thread that is neither a worker nor a
+  /// registered submitter yields its CPU once (sched_yield) when the injection queue holds
+  /// more than this. Nothing is ever dropped. The sleeping submitter also leaves its CPU
+  /// to the workers where they share CPUs. 0 turns backpressure off.
+  unsigned submit_backlog = 1024;
 };
 
 namespace detail {
