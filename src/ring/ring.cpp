@@ -25,6 +25,7 @@ struct candidate {
   bool needs_defer;
 };
 constexpr candidate k_candidates[] = {
+    {flag_si | IORING_SETUP_DEFER_TASKRUN | IORING_SETUP_TASKRUN_FLAG | IORING_SETUP_SUBMIT_ALL, true, true},
     {flag_si | IORING_SETUP_DEFER_TASKRUN | IORING_SETUP_SUBMIT_ALL, true, true},
     {flag_si | IORING_SETUP_COOP_TASKRUN | IORING_SETUP_TASKRUN_FLAG | IORING_SETUP_SUBMIT_ALL, true, false},
     {IORING_SETUP_COOP_TASKRUN | IORING_SETUP_TASKRUN_FLAG | IORING_SETUP_SUBMIT_ALL, false, false},
@@ -118,6 +119,7 @@ uring::uring(const setup_options& opts) {
       m_features.single_issuer = (c.flags & flag_si) != 0;
       m_features.defer_taskrun = (c.flags & IORING_SETUP_DEFER_TASKRUN) != 0;
       m_features.coop_taskrun = (c.flags & IORING_SETUP_COOP_TASKRUN) != 0;
+      m_features.taskrun_flag = (c.flags & IORING_SETUP_TASKRUN_FLAG) != 0;
       m_features.ext_arg = (p.features & IORING_FEAT_EXT_ARG) != 0;
       m_features.nodrop = (p.features & IORING_FEAT_NODROP) != 0;
       m_features.cqe_skip = (p.features & IORING_FEAT_CQE_SKIP) != 0;

@@ -28,6 +28,7 @@ struct features {
   bool single_issuer = false;
   bool defer_taskrun = false;
   bool coop_taskrun = false;
+  bool taskrun_flag = false;  ///< the kernel flags pending completion work (IORING_SQ_TASKRUN)
   bool ext_arg = false;       ///< timeout on the wait itself (IORING_FEAT_EXT_ARG)
   bool nodrop = false;        ///< CQ overflow is kept, not dropped (IORING_FEAT_NODROP)
   bool cqe_skip = false;      ///< IOSQE_CQE_SKIP_SUCCESS
@@ -87,9 +88,15 @@ class uring {
   int enter(unsigned wait_nr, std::int64_t timeout_ns);
 
   /// Submits pending SQEs and flushes deferred completions into the CQ without waiting.
+  /// With IORING_SETUP_TASKRUN_FLAG the kernel says in the SQ flags when completion work
+  /// (or a CQ overflow) is pending, and liburing's plain submit asks for GETEVENTS only
+  /// then: an enter that only submits skips the kernel's completion-wait path, and with
+  /// nothing to submit and nothing pending there is no syscall at all.
   int submit_and_get_events() {
     if (m_faults) [[unlikely]]
       apply_faults();
+    if (m_features.taskrun_flag) [[likely]]
+      return io_uring_submit(&m_ring);
     return io_uring_submit_and_get_events(&m_ring);
   }
 

@@ -6,6 +6,7 @@
 #include <csignal>
 #include <cstring>
 #include <string>
+#include <thread>
 
 #include "test_support.hpp"
 
@@ -219,6 +220,48 @@ TEST_P(rw, bad_buffer_is_efault) {
   loop.read(f.fd, reinterpret_cast<void*>(std::uintptr_t{8}), 4, 0, [&](int res) { r = res; });
   loop.run();
   EXPECT_EQ(r, -EFAULT);
+}
+
+// A loop that never sleeps (ready work every iteration) still collects a completion the
+// kernel finishes asynchronously: with DEFER_TASKRUN it waits as task work until an
+// enter asks for it, and the loop asks (GETEVENTS) only when the kernel flags it pending.
+TEST_P(rw, busy_loop_collects_an_async_completion_without_sleeping) {
+  event_loop loop(opts());
+  pipe_fds p;
+  char buf[8] = {};
+  int rres = -1;
+  bool done = false;
+  loop.read(p.r, buf, sizeof buf, 0, [&](int res) {
+    rres = res;
+    done = true;
+  });
+  for (int i = 0; i < 10; ++i)
+    loop.run_once(false);  // the read is in the kernel, parked on the empty pipe
+  std::thread writer([&] {
+    std::this_thread::sleep_for(2ms);
+    ASSERT_EQ(::write(p.w, "xyz", 3), 3);
+  });
+  struct repost : saturn::runnable {
+    event_loop* loop = nullptr;
+  } tick;
+  tick.loop = &loop;
+  tick.m_fn = [](saturn::runnable* self, saturn::run_mode mode) noexcept {
+    if (mode == saturn::run_mode::run)
+      static_cast<repost*>(self)->loop->post(self);  // ready again: the loop never blocks
+  };
+  loop.post(&tick);
+  long iterations = 0;
+  const auto until = std::chrono::steady_clock::now() + 10s;
+  while (!done && std::chrono::steady_clock::now() < until) {
+    loop.run_once(true);
+    ++iterations;
+  }
+  writer.join();
+  EXPECT_TRUE(done) << "the read's completion never came in " << iterations << " busy iterations";
+  tick.m_fn = [](saturn::runnable*, saturn::run_mode) noexcept {};
+  loop.run_once(false);  // the last repost runs and stops
+  EXPECT_EQ(rres, 3);
+  EXPECT_EQ(std::string(buf, 3), "xyz");
 }
 
 INSTANTIATE_TEST_SUITE_P(modes, rw, ::testing::Bool(), mode_name);
