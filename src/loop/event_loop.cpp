@@ -123,21 +123,23 @@ bool event_loop::run_once(bool may_block) {
   // Only when that brings nothing, and nothing is ready, does the loop go to sleep: a
   // loop that sleeps pays one more syscall (~0.1 µs, noise next to any wake-up), a busy
   // loop pays neither a second syscall nor the sleep announcement.
-  unsigned reaped = 0;
-  bool entered = false;
   if (m_ring->pending() != 0) {
     ++m_stats.enters;
     check_enter(m_ring->submit_and_get_events());
-    reaped = reap();
-    entered = true;
+    // The busy path (completions came in, or work is ready): no sleep decision to make.
+    if (reap() != 0 || m_ready.head != nullptr || m_stay_awake || !may_block) [[likely]]
+      return has_work();
+  } else if (m_ready.head != nullptr || m_stay_awake || !may_block) {
+    if (m_in_flight != 0)
+      poll();  // busy with ready work: still collect completions every iteration
+    return has_work();
   }
   const bool waiting_for_something =
       m_in_flight != 0 || !m_timers.empty() || m_keep_alive != 0 || m_notified.load(std::memory_order_relaxed);
-  if (reaped == 0 && m_ready.head == nullptr && !m_stay_awake && may_block && waiting_for_something &&
-      !m_stop.load(std::memory_order_relaxed))
+  if (waiting_for_something && !m_stop.load(std::memory_order_relaxed))
     sleep();
-  else if (!entered && m_in_flight != 0)
-    poll();  // busy with ready work: still collect completions every iteration
+  else if (m_in_flight != 0)
+    poll();  // stopping: collect without sleeping
   return has_work();
 }
 
