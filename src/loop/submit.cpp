@@ -3,6 +3,7 @@
 // single io_uring_enter per iteration.
 #include <saturn/loop/event_loop.hpp>
 
+#include "loop/sqe.hpp"
 #include "loop/user_data.hpp"
 #include "ring/ring.hpp"
 
@@ -11,83 +12,100 @@ namespace saturn {
 static_assert(sizeof(kernel_timespec) == sizeof(__kernel_timespec));
 static_assert(alignof(kernel_timespec) == alignof(__kernel_timespec));
 
-namespace {
-inline void tag(io_uring_sqe* sqe, operation* op) { io_uring_sqe_set_data64(sqe, reinterpret_cast<std::uint64_t>(op)); }
-}  // namespace
 
 void event_loop::submit_nop(operation* op) {
-  io_uring_sqe* sqe = m_ring->get_sqe();
+  io_uring_sqe* sqe = m_ring->try_get_sqe();
+  if (sqe == nullptr) [[unlikely]]
+    return detail::after_flush<&event_loop::submit_nop>(*m_ring, this, op);
   io_uring_prep_nop(sqe);
-  tag(sqe, op);
+  detail::tag(sqe, op);
   ++m_in_flight;
 }
 
 void event_loop::submit_read(operation* op, int fd, void* buf, unsigned len, std::uint64_t offset) {
-  io_uring_sqe* sqe = m_ring->get_sqe();
+  io_uring_sqe* sqe = m_ring->try_get_sqe();
+  if (sqe == nullptr) [[unlikely]]
+    return detail::after_flush<&event_loop::submit_read>(*m_ring, this, op, fd, buf, len, offset);
   io_uring_prep_read(sqe, fd, buf, len, offset);
-  tag(sqe, op);
+  detail::tag(sqe, op);
   ++m_in_flight;
 }
 
 void event_loop::submit_write(operation* op, int fd, const void* buf, unsigned len, std::uint64_t offset) {
-  io_uring_sqe* sqe = m_ring->get_sqe();
+  io_uring_sqe* sqe = m_ring->try_get_sqe();
+  if (sqe == nullptr) [[unlikely]]
+    return detail::after_flush<&event_loop::submit_write>(*m_ring, this, op, fd, buf, len, offset);
   io_uring_prep_write(sqe, fd, buf, len, offset);
-  tag(sqe, op);
+  detail::tag(sqe, op);
   ++m_in_flight;
 }
 
 void event_loop::submit_read_fixed(operation* op, int fd, void* buf, unsigned len, std::uint64_t offset,
                                    unsigned buf_index) {
-  io_uring_sqe* sqe = m_ring->get_sqe();
+  io_uring_sqe* sqe = m_ring->try_get_sqe();
+  if (sqe == nullptr) [[unlikely]]
+    return detail::after_flush<&event_loop::submit_read_fixed>(*m_ring, this, op, fd, buf, len, offset, buf_index);
   io_uring_prep_read_fixed(sqe, fd, buf, len, offset, static_cast<int>(buf_index));
-  tag(sqe, op);
+  detail::tag(sqe, op);
   ++m_in_flight;
 }
 
 void event_loop::submit_write_fixed(operation* op, int fd, const void* buf, unsigned len, std::uint64_t offset,
                                     unsigned buf_index) {
-  io_uring_sqe* sqe = m_ring->get_sqe();
+  io_uring_sqe* sqe = m_ring->try_get_sqe();
+  if (sqe == nullptr) [[unlikely]]
+    return detail::after_flush<&event_loop::submit_write_fixed>(*m_ring, this, op, fd, buf, len, offset, buf_index);
   io_uring_prep_write_fixed(sqe, fd, buf, len, offset, static_cast<int>(buf_index));
-  tag(sqe, op);
+  detail::tag(sqe, op);
   ++m_in_flight;
 }
 
 void event_loop::submit_readv(operation* op, int fd, const ::iovec* iov, unsigned count, std::uint64_t offset) {
-  io_uring_sqe* sqe = m_ring->get_sqe();
+  io_uring_sqe* sqe = m_ring->try_get_sqe();
+  if (sqe == nullptr) [[unlikely]]
+    return detail::after_flush<&event_loop::submit_readv>(*m_ring, this, op, fd, iov, count, offset);
   io_uring_prep_readv(sqe, fd, iov, count, offset);
-  tag(sqe, op);
+  detail::tag(sqe, op);
   ++m_in_flight;
 }
 
 void event_loop::submit_writev(operation* op, int fd, const ::iovec* iov, unsigned count, std::uint64_t offset) {
-  io_uring_sqe* sqe = m_ring->get_sqe();
+  io_uring_sqe* sqe = m_ring->try_get_sqe();
+  if (sqe == nullptr) [[unlikely]]
+    return detail::after_flush<&event_loop::submit_writev>(*m_ring, this, op, fd, iov, count, offset);
   io_uring_prep_writev(sqe, fd, iov, count, offset);
-  tag(sqe, op);
+  detail::tag(sqe, op);
   ++m_in_flight;
 }
 
 void event_loop::submit_timeout(operation* op, const kernel_timespec* ts, bool absolute) {
-  io_uring_sqe* sqe = m_ring->get_sqe();
+  io_uring_sqe* sqe = m_ring->try_get_sqe();
+  if (sqe == nullptr) [[unlikely]]
+    return detail::after_flush<&event_loop::submit_timeout>(*m_ring, this, op, ts, absolute);
   // lifetime: the kernel reads *ts when it consumes the SQE; the caller keeps it alive
   // until completion, which is later.
   io_uring_prep_timeout(sqe, reinterpret_cast<__kernel_timespec*>(const_cast<kernel_timespec*>(ts)), 0,
                         absolute ? IORING_TIMEOUT_ABS : 0);
-  tag(sqe, op);
+  detail::tag(sqe, op);
   ++m_in_flight;
 }
 
 void event_loop::submit_close(operation* op, int fd) {
-  io_uring_sqe* sqe = m_ring->get_sqe();
+  io_uring_sqe* sqe = m_ring->try_get_sqe();
+  if (sqe == nullptr) [[unlikely]]
+    return detail::after_flush<&event_loop::submit_close>(*m_ring, this, op, fd);
   io_uring_prep_close(sqe, fd);
-  tag(sqe, op);
+  detail::tag(sqe, op);
   ++m_in_flight;
 }
 
 void event_loop::submit_cancel(const operation* target, operation* op) {
-  io_uring_sqe* sqe = m_ring->get_sqe();
+  io_uring_sqe* sqe = m_ring->try_get_sqe();
+  if (sqe == nullptr) [[unlikely]]
+    return detail::after_flush<&event_loop::submit_cancel>(*m_ring, this, target, op);
   io_uring_prep_cancel64(sqe, reinterpret_cast<std::uint64_t>(target), 0);
   if (op != nullptr) {
-    tag(sqe, op);
+    detail::tag(sqe, op);
     ++m_in_flight;
   } else {
     io_uring_sqe_set_data64(sqe, detail::ud_ignore);
@@ -98,7 +116,7 @@ void event_loop::link_timeout(const kernel_timespec* ts, operation* op) {
   io_uring_sqe* sqe = m_ring->get_linked_sqe();
   io_uring_prep_link_timeout(sqe, reinterpret_cast<__kernel_timespec*>(const_cast<kernel_timespec*>(ts)), 0);
   if (op != nullptr) {
-    tag(sqe, op);
+    detail::tag(sqe, op);
     ++m_in_flight;
   } else {
     io_uring_sqe_set_data64(sqe, detail::ud_ignore);

@@ -6,6 +6,7 @@
 #include <sys/mman.h>
 
 #include "loop/user_data.hpp"
+#include "loop/sqe.hpp"
 #include "ring/ring.hpp"
 
 namespace saturn {
@@ -15,43 +16,50 @@ static_assert(cqe_f_more == IORING_CQE_F_MORE);
 static_assert(cqe_f_notif == IORING_CQE_F_NOTIF);
 static_assert(cqe_buffer_shift == IORING_CQE_BUFFER_SHIFT);
 
-namespace {
-inline void tag(io_uring_sqe* sqe, operation* op) { io_uring_sqe_set_data64(sqe, reinterpret_cast<std::uint64_t>(op)); }
-}  // namespace
 
 void event_loop::submit_socket(operation* op, int domain, int type, int protocol) {
-  io_uring_sqe* sqe = m_ring->get_sqe();
+  io_uring_sqe* sqe = m_ring->try_get_sqe();
+  if (sqe == nullptr) [[unlikely]]
+    return detail::after_flush<&event_loop::submit_socket>(*m_ring, this, op, domain, type, protocol);
   io_uring_prep_socket(sqe, domain, type, protocol, 0);
-  tag(sqe, op);
+  detail::tag(sqe, op);
   ++m_in_flight;
 }
 
 void event_loop::submit_accept(operation* op, int fd, ::sockaddr* addr, ::socklen_t* len, int flags, bool multishot) {
-  io_uring_sqe* sqe = m_ring->get_sqe();
+  io_uring_sqe* sqe = m_ring->try_get_sqe();
+  if (sqe == nullptr) [[unlikely]]
+    return detail::after_flush<&event_loop::submit_accept>(*m_ring, this, op, fd, addr, len, flags, multishot);
   if (multishot)
     io_uring_prep_multishot_accept(sqe, fd, addr, len, flags);
   else
     io_uring_prep_accept(sqe, fd, addr, len, flags);
-  tag(sqe, op);
+  detail::tag(sqe, op);
   ++m_in_flight;
 }
 
 void event_loop::submit_connect(operation* op, int fd, const ::sockaddr* addr, ::socklen_t len) {
-  io_uring_sqe* sqe = m_ring->get_sqe();
+  io_uring_sqe* sqe = m_ring->try_get_sqe();
+  if (sqe == nullptr) [[unlikely]]
+    return detail::after_flush<&event_loop::submit_connect>(*m_ring, this, op, fd, addr, len);
   io_uring_prep_connect(sqe, fd, addr, len);
-  tag(sqe, op);
+  detail::tag(sqe, op);
   ++m_in_flight;
 }
 
 void event_loop::submit_recv(operation* op, int fd, void* buf, unsigned len, int flags) {
-  io_uring_sqe* sqe = m_ring->get_sqe();
+  io_uring_sqe* sqe = m_ring->try_get_sqe();
+  if (sqe == nullptr) [[unlikely]]
+    return detail::after_flush<&event_loop::submit_recv>(*m_ring, this, op, fd, buf, len, flags);
   io_uring_prep_recv(sqe, fd, buf, len, flags);
-  tag(sqe, op);
+  detail::tag(sqe, op);
   ++m_in_flight;
 }
 
 void event_loop::submit_recv_provided(operation* op, int fd, std::uint16_t group, bool multishot, bool poll_first) {
-  io_uring_sqe* sqe = m_ring->get_sqe();
+  io_uring_sqe* sqe = m_ring->try_get_sqe();
+  if (sqe == nullptr) [[unlikely]]
+    return detail::after_flush<&event_loop::submit_recv_provided>(*m_ring, this, op, fd, group, multishot, poll_first);
   if (multishot)
     io_uring_prep_recv_multishot(sqe, fd, nullptr, 0, 0);
   else
@@ -60,42 +68,52 @@ void event_loop::submit_recv_provided(operation* op, int fd, std::uint16_t group
   sqe->buf_group = group;
   if (poll_first)
     sqe->ioprio |= IORING_RECVSEND_POLL_FIRST;
-  tag(sqe, op);
+  detail::tag(sqe, op);
   ++m_in_flight;
 }
 
 void event_loop::submit_send(operation* op, int fd, const void* buf, unsigned len, int flags) {
-  io_uring_sqe* sqe = m_ring->get_sqe();
+  io_uring_sqe* sqe = m_ring->try_get_sqe();
+  if (sqe == nullptr) [[unlikely]]
+    return detail::after_flush<&event_loop::submit_send>(*m_ring, this, op, fd, buf, len, flags);
   io_uring_prep_send(sqe, fd, buf, len, flags | MSG_NOSIGNAL);
-  tag(sqe, op);
+  detail::tag(sqe, op);
   ++m_in_flight;
 }
 
 void event_loop::submit_send_zc(operation* op, int fd, const void* buf, unsigned len, int flags) {
-  io_uring_sqe* sqe = m_ring->get_sqe();
+  io_uring_sqe* sqe = m_ring->try_get_sqe();
+  if (sqe == nullptr) [[unlikely]]
+    return detail::after_flush<&event_loop::submit_send_zc>(*m_ring, this, op, fd, buf, len, flags);
   io_uring_prep_send_zc(sqe, fd, buf, len, flags | MSG_NOSIGNAL, 0);
-  tag(sqe, op);
+  detail::tag(sqe, op);
   ++m_in_flight;
 }
 
 void event_loop::submit_sendmsg(operation* op, int fd, const ::msghdr* msg, int flags) {
-  io_uring_sqe* sqe = m_ring->get_sqe();
+  io_uring_sqe* sqe = m_ring->try_get_sqe();
+  if (sqe == nullptr) [[unlikely]]
+    return detail::after_flush<&event_loop::submit_sendmsg>(*m_ring, this, op, fd, msg, flags);
   io_uring_prep_sendmsg(sqe, fd, msg, static_cast<unsigned>(flags | MSG_NOSIGNAL));
-  tag(sqe, op);
+  detail::tag(sqe, op);
   ++m_in_flight;
 }
 
 void event_loop::submit_recvmsg(operation* op, int fd, ::msghdr* msg, int flags) {
-  io_uring_sqe* sqe = m_ring->get_sqe();
+  io_uring_sqe* sqe = m_ring->try_get_sqe();
+  if (sqe == nullptr) [[unlikely]]
+    return detail::after_flush<&event_loop::submit_recvmsg>(*m_ring, this, op, fd, msg, flags);
   io_uring_prep_recvmsg(sqe, fd, msg, static_cast<unsigned>(flags));
-  tag(sqe, op);
+  detail::tag(sqe, op);
   ++m_in_flight;
 }
 
 void event_loop::submit_shutdown(operation* op, int fd, int how) {
-  io_uring_sqe* sqe = m_ring->get_sqe();
+  io_uring_sqe* sqe = m_ring->try_get_sqe();
+  if (sqe == nullptr) [[unlikely]]
+    return detail::after_flush<&event_loop::submit_shutdown>(*m_ring, this, op, fd, how);
   io_uring_prep_shutdown(sqe, fd, how);
-  tag(sqe, op);
+  detail::tag(sqe, op);
   ++m_in_flight;
 }
 

@@ -74,6 +74,16 @@ class uring {
     return sqe;
   }
 
+  /// A zeroed SQE, or null when the SQ is full: then make_room() and ask again. Lets a
+  /// submit function keep its slow path out of line (no register saves on the fast path).
+  io_uring_sqe* try_get_sqe() {
+    io_uring_sqe* sqe = io_uring_get_sqe(&m_ring);
+    m_last = sqe;
+    return sqe;
+  }
+  /// Flushes a full SQ (see get_sqe()).
+  [[gnu::cold]] void make_room() { get_sqe_slow_flush(); }
+
   /// An SQE that directly follows the last one handed out, marking that one
   /// IOSQE_IO_LINK. If the SQ is full, the last SQE is taken back, the rest flushed, and
   /// it is re-queued first, so a flush never splits the link.
