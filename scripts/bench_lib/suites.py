@@ -235,7 +235,7 @@ def _make_suites() -> dict:
     suites = [
         Suite("loop", "loop — event-loop floor (against raw liburing)", "saturn-bench-loop",
               (("liburing", "loop-liburing"),), "peers",
-              quick=Params(rounds=3, samples=1, warmup=1), full=Params(rounds=10, samples=3, warmup=1),
+              quick=Params(rounds=5, samples=1, warmup=1), full=Params(rounds=10, samples=3, warmup=1),
               scenarios=LOOP_SCENARIOS, make_steps=loop_steps,
               figures={"nop_batched_128": ("ops_per_sec", "ns_per_op"),
                        "nop_pingpong": ("ns_per_op",), "await_pingpong": ("ns_per_op",),
