@@ -149,6 +149,8 @@ struct pool_impl {
   // ordering: release-published; workers scan [0, submitter_count) with acquire loads.
   std::atomic<submitter_queue*> submitter_slots[k_max_submitters] = {};
   std::atomic<unsigned> submitter_count{0};
+  /// Registered submitters alive now (submitter_count also counts reusable queues).
+  std::atomic<unsigned> active_submitters{0};
 
   std::atomic<bool> stopping{false};
   std::unique_ptr<std::latch> drained;   // every worker finished its I/O
@@ -178,8 +180,17 @@ struct pool_impl {
   /// A registered submitter's queue passed pool_options::submit_backlog: sleep until
   /// workers take it down to half (see submitter_queue::drain_waiter).
   void wait_for_drain(submitter_queue& q) noexcept;
+  /// A registered submitter's share of pool_options::submit_backlog: the budget is split
+  /// among the submitters alive, so the total queued from outside stays about the same
+  /// however many threads submit (at least 64 each, so a submitter still batches).
+  std::size_t submit_high() const noexcept {
+    // ordering: relaxed; a hint that changes only when submitters come and go.
+    const unsigned n = active_submitters.load(std::memory_order_relaxed);
+    const std::size_t share = opts.submit_backlog / (n > 1 ? n : 1);
+    return share > 64 ? share : 64;
+  }
   /// The low-water mark a sleeping submitter waits for.
-  std::size_t drain_low() const noexcept { return opts.submit_backlog / 2; }
+  std::size_t drain_low() const noexcept { return submit_high() / 2; }
   void worker_main(worker& w);
 };
 

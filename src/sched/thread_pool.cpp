@@ -329,6 +329,7 @@ thread_pool::submitter thread_pool::register_submitter() {
   for (auto& q : p.submitter_queues) {
     if (!q->in_use) {
       q->in_use = true;
+      p.active_submitters.fetch_add(1, std::memory_order_relaxed);
       return submitter(&p, q.get(), &m_root);
     }
   }
@@ -337,6 +338,7 @@ thread_pool::submitter thread_pool::register_submitter() {
     return submitter(&p, nullptr, &m_root);  // falls back to the injection queue
   auto q = std::make_unique<detail::submitter_queue>();
   q->in_use = true;
+  p.active_submitters.fetch_add(1, std::memory_order_relaxed);
   detail::submitter_queue* raw = q.get();
   p.submitter_queues.push_back(std::move(q));
   p.submitter_slots[n].store(raw, std::memory_order_release);
@@ -352,6 +354,7 @@ thread_pool::submitter::~submitter() {
     return;
   std::lock_guard lock(m_impl->submitters_mutex);
   static_cast<detail::submitter_queue*>(m_queue)->in_use = false;  // its items are still stolen
+  m_impl->active_submitters.fetch_sub(1, std::memory_order_relaxed);
 }
 
 void thread_pool::submitter::submit(runnable* r) noexcept {
@@ -368,7 +371,7 @@ void thread_pool::submitter::submit(runnable* r) noexcept {
   m_impl->notify_one();
   if (q == nullptr)
     m_impl->yield_if_backlogged(m_impl->inject.size_hint());
-  else if (m_impl->opts.submit_backlog != 0 && q->deque.size_approx() > m_impl->opts.submit_backlog) [[unlikely]]
+  else if (m_impl->opts.submit_backlog != 0 && q->deque.size_approx() > m_impl->submit_high()) [[unlikely]]
     m_impl->wait_for_drain(*q);
 }
 

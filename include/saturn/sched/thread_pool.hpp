@@ -51,7 +51,8 @@ struct pool_options {
   /// Backpressure on threads outside the pool, so that a producer which outpaces the
   /// workers does not grow an unbounded queue (memory, and a queueing delay of the whole
   /// flood for every task behind it). A registered submitter whose own queue holds more
-  /// than this many tasks after a submit sleeps until the workers have taken it down to
+  /// than its share of this (split evenly among the registered submitters alive, at
+  /// least 64 tasks each) after a submit sleeps until the workers have taken it down to
   /// half (a futex the stealing worker wakes; each sleep is bounded by 2 ms, and one
   /// submit waits at most 10 ms, so a pool whose workers are stuck slows a submitter but
   /// never deadlocks it). post/spawn from a thread that is neither a worker nor a
