@@ -316,18 +316,26 @@ TEST(task_cancel, cross_thread_stop_races_completion) {
       saturn::task_context ctx{here.sched, src.get_token()};
       const auto stop_after = std::chrono::microseconds(rng() % 80);
       const auto write_after = std::chrono::microseconds(rng() % 80);
+      // Every 20th iteration the byte is written only once the stop was requested, so the
+      // cancellation path is taken however the threads are scheduled (a loaded machine can
+      // delay the stopping thread past every random write).
+      const bool stop_first = i % 20 == 0;
       std::atomic<bool> go{false};
-      std::thread th([&src, &go, stop_after] {
+      std::atomic<bool> stopped{false};
+      std::thread th([&src, &go, &stopped, stop_after] {
         while (!go.load())
           std::this_thread::yield();
         std::this_thread::sleep_for(stop_after);
         src.request_stop();
+        stopped.store(true);
       });
-      auto writer = saturn::spawn_in(*root, [](int wfd, std::chrono::microseconds d) -> task<> {
+      auto writer = saturn::spawn_in(*root, [](int wfd, std::chrono::microseconds d, std::atomic<bool>* gate) -> task<> {
         (void)co_await saturn::sleep_for(d);
+        while (gate != nullptr && !gate->load())
+          (void)co_await saturn::sleep_for(std::chrono::microseconds(50));
         std::string b = "b";
         (void)co_await saturn::write(wfd, std::as_bytes(std::span<const char>(b.data(), 1)));
-      }(pp->w, write_after));
+      }(pp->w, write_after, stop_first ? &stopped : nullptr));
       go.store(true);
       const int before = tl->resumes;
       auto r = co_await await_under(&ctx, [](int fd, tally* x) -> task<result<std::size_t>> {
