@@ -152,13 +152,13 @@ uring::~uring() { io_uring_queue_exit(&m_ring); }
 
 io_uring_sqe* uring::get_sqe_slow() {
   for (;;) {
-    get_sqe_slow_flush();
-    if (io_uring_sqe* sqe = io_uring_get_sqe(&m_ring))
+    make_room();
+    if (io_uring_sqe* sqe = try_get_sqe())
       return sqe;
   }
 }
 
-void uring::get_sqe_slow_flush() {
+void uring::make_room() {
   // The SQ is full: hand it to the kernel. Under CQ overflow the kernel may refuse
   // (-EBUSY/-EAGAIN); then copy the ready CQEs aside (no completion runs re-entrantly) and
   // let it flush its overflow list into the CQ, and try again.
@@ -187,7 +187,7 @@ io_uring_sqe* uring::get_linked_sqe() {
     io_uring_sqe saved = *m_last;
     --m_ring.sq.sqe_tail;
     while (io_uring_sq_space_left(&m_ring) < 2)
-      get_sqe_slow_flush();
+      make_room();
     io_uring_sqe* head = io_uring_get_sqe(&m_ring);
     *head = saved;
     m_last = head;

@@ -65,15 +65,6 @@ class uring {
   uring(const uring&) = delete;
   uring& operator=(const uring&) = delete;
 
-  /// A zeroed SQE, never null (flushes the SQ when it is full).
-  io_uring_sqe* get_sqe() {
-    io_uring_sqe* sqe = io_uring_get_sqe(&m_ring);
-    if (sqe == nullptr) [[unlikely]]
-      sqe = get_sqe_slow();
-    m_last = sqe;
-    return sqe;
-  }
-
   /// A zeroed SQE, or null when the SQ is full: then make_room() and ask again. Lets a
   /// submit function keep its slow path out of line (no register saves on the fast path).
   io_uring_sqe* try_get_sqe() {
@@ -81,8 +72,18 @@ class uring {
     m_last = sqe;
     return sqe;
   }
-  /// Flushes a full SQ (see get_sqe()).
-  [[gnu::cold]] void make_room() { get_sqe_slow_flush(); }
+
+  /// A zeroed SQE, never null (flushes the SQ when it is full).
+  io_uring_sqe* get_sqe() {
+    io_uring_sqe* sqe = try_get_sqe();
+    if (sqe == nullptr) [[unlikely]]
+      sqe = get_sqe_slow();
+    return sqe;
+  }
+
+  /// Hands a full SQ to the kernel. Under CQ overflow the kernel may refuse; then the
+  /// ready CQEs are copied aside (delivered first at the next reap) and it tries again.
+  [[gnu::cold]] void make_room();
 
   /// An SQE that directly follows the last one handed out, marking that one
   /// IOSQE_IO_LINK. If the SQ is full, the last SQE is taken back, the rest flushed, and
@@ -180,7 +181,6 @@ class uring {
     return n;
   }
   int fault_result(std::uint64_t user_data, int res) noexcept;
-  void get_sqe_slow_flush();
   void copy_aside();
   template <class Fn>
   unsigned drain_copied(Fn& fn) {
