@@ -59,7 +59,7 @@
 //
 // Cost: push is plain stores; pop is one seq_cst fence (far) or one locked add (near: at
 // most K items left; plain Chase-Lev pays fence + CAS for its last item); steal is a fence
-// and a CAS. The owner never loops.
+// and a CAS, and so is steal_batch / steal_half_into for up to K items. The owner never loops.
 
 #include "saturn/detail/atomic.hpp"
 
@@ -157,6 +157,27 @@ public:
       // fresh read of top.
       if (m_top.compare_exchange_weak(t, advance(t, 1), std::memory_order_seq_cst, std::memory_order_acquire))
         return item;
+      detail::cpu_relax();
+    }
+  }
+
+  /// Any thread. Claims up to min(`max`, MaxBatch) of the oldest items with one CAS and
+  /// writes them to out[0, n), oldest first. Returns n; 0 when empty. Retries while it
+  /// loses races, as steal(). A claim of at most MaxBatch items is what the proof above
+  /// covers, so a caller wanting more calls again.
+  [[nodiscard]] std::uint32_t steal_batch(T** out, std::uint32_t max) noexcept {
+    // ordering: acquire, as in steal.
+    std::uint64_t t = m_top.load(std::memory_order_acquire);
+    for (;;) {
+      const std::int32_t count = load_count(t);
+      if (count <= 0) return 0;
+      const std::uint32_t n = std::min({static_cast<std::uint32_t>(count), static_cast<std::uint32_t>(MaxBatch), max});
+      const std::uint32_t first = index_of(t);
+      // ordering: relaxed, as in steal: a stale read fails the CAS below.
+      for (std::uint32_t i = 0; i < n; ++i) out[i] = slot(first + i).load(std::memory_order_relaxed);
+      // ordering: as in steal.
+      if (m_top.compare_exchange_weak(t, advance(t, n), std::memory_order_seq_cst, std::memory_order_acquire))
+        return n;
       detail::cpu_relax();
     }
   }

@@ -98,10 +98,21 @@ void run_oracle(std::uint32_t first_index, std::uint32_t seed, int steps) {
       if (!m.empty()) m.pop_back();
       break;
     }
-    case 5: { // steal: the oldest
-      node* got = d.steal();
-      ASSERT_EQ(got, m.empty() ? nullptr : m.front()) << "step " << step;
-      if (!m.empty()) m.pop_front();
+    case 5: { // steal: the oldest, one or a batch
+      if (rng() % 2) {
+        node* got = d.steal();
+        ASSERT_EQ(got, m.empty() ? nullptr : m.front()) << "step " << step;
+        if (!m.empty()) m.pop_front();
+        break;
+      }
+      node* out[MaxBatch];
+      const std::uint32_t max = 1 + rng() % static_cast<std::uint32_t>(MaxBatch + 2);
+      const std::uint32_t got = d.steal_batch(out, max);
+      ASSERT_EQ(got, std::min({m.size(), MaxBatch, std::size_t{max}})) << "step " << step;
+      for (std::uint32_t i = 0; i < got; ++i) {
+        ASSERT_EQ(out[i], m.front()) << "step " << step << " item " << i;
+        m.pop_front();
+      }
       break;
     }
     case 6:
@@ -188,6 +199,25 @@ TEST(work_deque, steal_half_takes_half_capped_by_batch_and_room) {
   EXPECT_EQ(one.size_approx(), 0u);
 }
 
+// A batch claim takes the oldest items, capped by the caller's max and by MaxBatch.
+TEST(work_deque, steal_batch_takes_the_oldest_capped_by_max_and_batch) {
+  auto nodes = make_nodes(16);
+  work_deque<node, 16, 4> d;
+  node* out[4] = {};
+  EXPECT_EQ(d.steal_batch(out, 4), 0u);
+  for (int i = 0; i < 7; ++i) ASSERT_TRUE(d.push(&nodes[i]));
+  ASSERT_EQ(d.steal_batch(out, 3), 3u);
+  EXPECT_EQ(out[0], &nodes[0]);
+  EXPECT_EQ(out[2], &nodes[2]);
+  ASSERT_EQ(d.steal_batch(out, 100), 4u); // MaxBatch caps it, and takes everything left
+  EXPECT_EQ(out[0], &nodes[3]);
+  EXPECT_EQ(out[3], &nodes[6]);
+  EXPECT_EQ(d.size_approx(), 0u);
+  EXPECT_EQ(d.pop(), nullptr);
+  ASSERT_TRUE(d.push(&nodes[8])); // still usable: indices moved on consistently
+  EXPECT_EQ(d.pop(), &nodes[8]);
+}
+
 // A registered submitter's deep queue is stolen into a worker's smaller deque.
 TEST(work_deque, steal_half_into_a_deque_of_another_capacity) {
   auto nodes = make_nodes(300);
@@ -243,7 +273,7 @@ struct xorshift {
 // Thread 0 owns deques[0]: it pushes every item in bursts, popping some after each burst
 // (all sizes, so both pop paths run), then helps steal. Threads 1..thieves own
 // deques[1..]: they run their own deque, and when it is dry steal from any other deque,
-// one item or half. Every item must be taken exactly once.
+// one item, half into their own deque, or a batch. Every item must be taken exactly once.
 template <std::size_t Capacity, std::size_t MaxBatch>
 void run_race(std::uint32_t items, int thieves, std::uint32_t first_index) {
   using deque_t = work_deque<node, Capacity, MaxBatch>;
@@ -277,7 +307,17 @@ void run_race(std::uint32_t items, int thieves, std::uint32_t first_index) {
         continue;
       }
       const std::uint32_t victim = (me + 1 + rng() % static_cast<std::uint32_t>(thieves)) % (thieves + 1);
-      node* x = rng() % 2 ? deques[victim]->steal() : deques[victim]->steal_half_into(own);
+      node* x = nullptr;
+      switch (rng() % 3) {
+      case 0: x = deques[victim]->steal(); break;
+      case 1: x = deques[victim]->steal_half_into(own); break;
+      default: { // a batch claim, as the spill to the injection queue takes
+        node* got[MaxBatch];
+        const std::uint32_t n = deques[victim]->steal_batch(got, MaxBatch);
+        for (std::uint32_t i = 1; i < n; ++i) take(got[i], me);
+        x = n != 0 ? got[0] : nullptr;
+      }
+      }
       if (x != nullptr) {
         take(x, me);
         misses = 0;
