@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "sched/injection_queue.hpp"
+#include "sched/live_slots.hpp"
 #include "sched/work_deque.hpp"
 
 namespace saturn::detail {
@@ -60,8 +61,9 @@ class spin_lock {
   std::atomic<bool> m_flag{false};
 };
 
-/// The spawned tasks alive on one worker (see scheduler::track).
-struct worker_live_table : spin_lock {
+/// Spawned tasks tracked from a thread that is not a worker of the pool, or past a
+/// worker's live_slots capacity: rare, so a vector under a lock (swap-remove).
+struct locked_live_table : spin_lock {
   std::vector<promise_base*> items;
 };
 
@@ -88,7 +90,7 @@ struct worker {
   std::uint32_t tick = 0;
   unsigned lifo_streak = 0;
   std::int64_t spin_budget_ns = 0;  // owner only: io mode's adaptive idle spin (adapt_spin)
-  worker_live_table live;
+  live_slots live;  // the spawned tasks alive that this worker started
   std::thread thread;
 
   runnable* pop_yielded() noexcept { return yielded.pop(); }
@@ -134,6 +136,7 @@ struct pool_impl {
   pool_options opts;
   std::vector<std::unique_ptr<worker>> workers;
   alignas(128) sched::injection_queue inject;
+  locked_live_table foreign_live;  ///< see locked_live_table
 
   // Idle accounting. ordering: seq_cst on these and on the queues' pushes (notify side)
   // makes "push then read idle state" and "register sleeper then re-check queues" a

@@ -48,6 +48,7 @@ unsigned affinity_cpus() {
 
 constexpr std::uint32_t k_worker_shift = 24;
 constexpr std::uint32_t k_slot_mask = (1u << k_worker_shift) - 1;
+constexpr std::uint32_t k_foreign = 255;  // worker bits of a task in pool_impl::foreign_live (workers are 0..254)
 
 }  // namespace
 
@@ -198,19 +199,24 @@ thread_pool::~thread_pool() {
       }
       again = true;
     }
-    for (auto& wp : p.workers) {
-      for (;;) {
-        detail::promise_base* t = nullptr;
-        {
-          std::lock_guard lock(wp->live);
-          if (!wp->live.items.empty())
-            t = wp->live.items.back();
-        }
-        if (t == nullptr)
-          break;
-        t->m_fn(t, run_mode::discard);  // spawned_entry: untrack + abandon
+    // spawned_entry's discard: untrack + abandon (which may free other tasks: slots never
+    // move, so the walk goes on safely).
+    for (auto& wp : p.workers)
+      wp->live.for_each_alive([&](detail::promise_base* t) {
+        t->m_fn(t, run_mode::discard);
         again = true;
+      });
+    for (;;) {
+      detail::promise_base* t = nullptr;
+      {
+        std::lock_guard lock(p.foreign_live);
+        if (!p.foreign_live.items.empty())
+          t = p.foreign_live.items.back();
       }
+      if (t == nullptr)
+        break;
+      t->m_fn(t, run_mode::discard);
+      again = true;
     }
   }
   // 3. Workers destroy their loops and exit.
@@ -293,33 +299,53 @@ void thread_pool::yield(runnable* r) noexcept {
   }
 }
 
+// m_live_index = worker << k_worker_shift | slot; worker k_foreign means foreign_live.
 void thread_pool::track(detail::promise_base* t) noexcept {
+  detail::pool_impl& p = *m_impl;
   detail::worker* w = detail::t_worker;
-  if (w == nullptr || w->pool != m_impl.get())
-    w = m_impl->workers[0].get();  // only at shutdown or from outside: any table will do
-  std::lock_guard lock(w->live);
-  // ordering: m_live_index is read without the lock by untrack (for its worker bits, which
-  // never change), so every access to it here is atomic (relaxed; the lock orders the rest).
-  std::atomic_ref<std::uint32_t>(t->m_live_index)
-      .store((w->index << detail::k_worker_shift) | static_cast<std::uint32_t>(w->live.items.size()),
-             std::memory_order_relaxed);
-  w->live.items.push_back(t);
+  std::atomic_ref<std::uint32_t> own(t->m_live_index);
+  if (w != nullptr && w->pool == &p) [[likely]] {
+    const std::uint32_t slot = w->live.track(t);
+    if (slot != detail::live_slots::k_max_slots) [[likely]] {
+      // ordering: relaxed; read by untrack on the thread the task ends on, which the
+      // task's hand-over orders after this.
+      own.store((w->index << detail::k_worker_shift) | slot, std::memory_order_relaxed);
+      return;
+    }
+  }
+  std::lock_guard lock(p.foreign_live);
+  // ordering: m_live_index of foreign tasks is read without the lock by untrack (for the
+  // k_foreign bits, which never change), so every access to it is atomic (relaxed; the
+  // lock orders the rest).
+  own.store((detail::k_foreign << detail::k_worker_shift) | static_cast<std::uint32_t>(p.foreign_live.items.size()),
+            std::memory_order_relaxed);
+  p.foreign_live.items.push_back(t);
 }
 
 void thread_pool::untrack(detail::promise_base* t) noexcept {
+  detail::pool_impl& p = *m_impl;
   std::atomic_ref<std::uint32_t> own(t->m_live_index);
   const std::uint32_t idx = own.load(std::memory_order_relaxed);
   if (idx == detail::live_table::npos)
     return;
-  detail::worker& w = *m_impl->workers[idx >> detail::k_worker_shift];
-  std::lock_guard lock(w.live);
+  const std::uint32_t owner = idx >> detail::k_worker_shift;
+  if (owner != detail::k_foreign) [[likely]] {
+    detail::worker& w = *p.workers[owner];
+    if (detail::t_worker == &w)
+      w.live.untrack_local(idx & detail::k_slot_mask);
+    else
+      w.live.untrack_remote(idx & detail::k_slot_mask);
+    own.store(detail::live_table::npos, std::memory_order_relaxed);
+    return;
+  }
+  std::lock_guard lock(p.foreign_live);
   // lifetime: re-read under the lock; a concurrent swap-remove may have moved this task.
   const std::uint32_t slot = own.load(std::memory_order_relaxed) & detail::k_slot_mask;
-  detail::promise_base* last = w.live.items.back();
-  w.live.items[slot] = last;
+  detail::promise_base* last = p.foreign_live.items.back();
+  p.foreign_live.items[slot] = last;
   std::atomic_ref<std::uint32_t>(last->m_live_index)
-      .store((w.index << detail::k_worker_shift) | slot, std::memory_order_relaxed);
-  w.live.items.pop_back();
+      .store((detail::k_foreign << detail::k_worker_shift) | slot, std::memory_order_relaxed);
+  p.foreign_live.items.pop_back();
   own.store(detail::live_table::npos, std::memory_order_relaxed);
 }
 
