@@ -90,24 +90,32 @@ class [[nodiscard]] result {
   bool m_ok;
 };
 
-/// result<void>: success or an error.
+/// result<void>: success or an error. 24 bytes: success is an error slot whose operation
+/// is null (an error always names one), so no flag is kept; a result<void> held across a
+/// co_await lives in the coroutine frame (BENCH-CONTRACT spawn/suspended_100k).
 template <>
 class [[nodiscard]] result<void> {
  public:
   result() = default;
-  result(error e) : m_error(e), m_ok(false) {}
-  bool has_value() const noexcept { return m_ok; }
-  explicit operator bool() const noexcept { return m_ok; }
+  result(error e) : m_error(e) {
+    if (m_error.operation == nullptr)
+      m_error.operation = "";
+  }
+  bool has_value() const noexcept { return m_error.operation == nullptr; }
+  explicit operator bool() const noexcept { return has_value(); }
   void value() const {
-    if (!m_ok)
+    if (!has_value())
       throw std::system_error(m_error.code, m_error.operation);
   }
-  const error& err() const noexcept { return m_error; }
-  std::error_code code() const noexcept { return m_ok ? std::error_code{} : m_error.code; }
+  /// The error; only meaningful when !has_value() (a success gives an empty error).
+  const error& err() const noexcept {
+    static const error none{};
+    return has_value() ? none : m_error;
+  }
+  std::error_code code() const noexcept { return has_value() ? std::error_code{} : m_error.code; }
 
  private:
-  error m_error{};
-  bool m_ok = true;
+  error m_error{std::error_code{}, nullptr};
 };
 
 }  // namespace saturn
