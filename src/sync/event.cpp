@@ -20,14 +20,15 @@ void event::reset() noexcept {
 }
 
 bool detail::event_awaiter::suspend(promise_base* p) noexcept {
+  event& ev = owner();
   {
-    std::lock_guard<spin_lock> g(m_event->m_lock);
+    std::lock_guard<spin_lock> g(ev.m_lock);
     // ordering: relaxed under the lock, which orders it with set().
-    if (m_event->m_set.load(std::memory_order_relaxed)) {
+    if (ev.m_set.load(std::memory_order_relaxed)) {
       m_outcome = wait_outcome::ok;
       return false;
     }
-    if (!link(m_event->m_waiters, p))
+    if (!link(ev.m_waiters, p))
       return false;
   }
   return park();

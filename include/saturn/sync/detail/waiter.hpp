@@ -77,7 +77,9 @@ class waiter {
   waiter* m_next = nullptr;  ///< list link (guarded by the list's lock)
   waiter* m_prev = nullptr;  ///< list link (guarded by the list's lock)
   promise_base* m_promise = nullptr;
-  waiter_list* m_list = nullptr;  ///< the list it was linked into; null when never linked or done
+  /// The list it was linked into (an event's awaiter sets it at construction, before it
+  /// links); null when never linked or done.
+  waiter_list* m_list = nullptr;
   bool m_linked = false;          ///< guarded by m_list's lock
   wait_outcome m_outcome = wait_outcome::pending;
 
