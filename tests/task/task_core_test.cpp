@@ -294,6 +294,55 @@ TEST(task_core, exception_in_void_and_reference_tasks) {
                std::out_of_range);
 }
 
+// A trivially destructible result shares its storage with the exception: a value and an
+// exception of several sizes must both come through, and a failed frame must free its
+// exception (ASan's leak check) whether the failure was awaited, joined or detached.
+TEST(task_core, trivial_results_share_storage_with_the_exception) {
+  saturn::runtime rt;
+  struct wide {
+    long a, b, c;
+  };
+  EXPECT_DOUBLE_EQ(rt.block_on([]() -> task<double> { co_return 2.5; }()), 2.5);
+  const wide w = rt.block_on([]() -> task<wide> { co_return wide{1, 2, 3}; }());
+  EXPECT_EQ(w.a + w.b + w.c, 6);
+  EXPECT_THROW(rt.block_on([]() -> task<double> {
+                 throw std::runtime_error("double");
+                 co_return 0.0;
+               }()),
+               std::runtime_error);
+  EXPECT_THROW(rt.block_on([]() -> task<wide> {
+                 throw std::runtime_error("wide");
+                 co_return wide{};
+               }()),
+               std::runtime_error);
+  // Joined, and detached (the runtime reports and frees the exception), and one joined
+  // after it failed on its own.
+  const int got = rt.block_on([](saturn::runtime* r) -> task<int> {
+    auto fails = []() -> task<int> {
+      throw std::length_error("spawned");
+      co_return 1;
+    };
+    auto joined = r->spawn(fails());
+    r->spawn(fails()).detach();
+    auto late = r->spawn(fails());
+    co_await saturn::yield();
+    co_await saturn::yield();
+    int caught = 0;
+    try {
+      (void)co_await std::move(joined);
+    } catch (const std::length_error&) {
+      ++caught;
+    }
+    try {
+      (void)co_await std::move(late);
+    } catch (const std::length_error&) {
+      ++caught;
+    }
+    co_return caught;
+  }(&rt));
+  EXPECT_EQ(got, 2);
+}
+
 TEST(task_core, runtime_is_reusable_across_block_on_calls) {
   saturn::runtime rt;
   long total = 0;

@@ -111,12 +111,74 @@ struct task_result<void, result_kind::none> {
   }
 };
 
+/// How a task_promise keeps its outcome: as task_result, and it also sets join_failed
+/// when an exception is stored, so has_failed() works for every kind.
+template <class T, result_kind K = kind_of<T>()>
+struct promise_result : task_result<T, K> {
+  void store_exception(promise_base& p, std::exception_ptr e) noexcept {
+    this->m_exception = std::move(e);
+    // ordering: relaxed; an RMW because a join_handle may set its bits concurrently.
+    p.m_join.fetch_or(join_failed, std::memory_order_relaxed);
+  }
+  std::exception_ptr exception() const noexcept { return this->m_exception; }
+  decltype(auto) take_result(promise_base&) { return this->take(); }
+  void destroy_result(promise_base&) noexcept {}
+};
+
+/// A trivially destructible value shares its storage with the exception; join_failed says
+/// which one is there. One word less in every frame returning such a value
+/// (BENCH-CONTRACT spawn/suspended_100k).
+template <class T>
+struct promise_result<T, result_kind::trivial> {
+  union {
+    T m_value;
+    std::exception_ptr m_exception;
+  };
+  promise_result() noexcept {}
+  ~promise_result() {}  // destroy_result() does the work: only the promise knows which member lives
+
+  template <class U>
+  void return_value(U&& v) {
+    ::new (static_cast<void*>(std::addressof(m_value))) T(std::forward<U>(v));
+  }
+  void store_exception(promise_base& p, std::exception_ptr e) noexcept {
+    if (p.has_failed()) {
+      m_exception = std::move(e);
+      return;
+    }
+    ::new (static_cast<void*>(std::addressof(m_exception))) std::exception_ptr(std::move(e));
+    // ordering: relaxed; an RMW because a join_handle may set its bits concurrently.
+    p.m_join.fetch_or(join_failed, std::memory_order_relaxed);
+  }
+  /// Only valid once the task ended, and only when it failed (see has_failed()).
+  std::exception_ptr exception() const noexcept { return m_exception; }
+  T take_result(promise_base& p) {
+    if (p.has_failed())
+      std::rethrow_exception(m_exception);
+    return std::move(m_value);
+  }
+  void destroy_result(promise_base& p) noexcept {
+    if (p.has_failed())
+      m_exception.~exception_ptr();
+  }
+};
+
 /// Reports an exception nobody can receive any more (a detached task's).
 void report_detached_exception(std::exception_ptr e) noexcept;
 
 template <class T>
-struct task_promise final : promise_base, task_result<T> {
+struct task_promise final : promise_base, promise_result<T> {
   task_promise() noexcept { m_fn = &resume_from_queue<task_promise>; }
+  ~task_promise() { this->destroy_result(*this); }
+  task_promise(const task_promise&) = delete;
+  task_promise& operator=(const task_promise&) = delete;
+
+  /// The task's value, or rethrows its exception. Once, after the task ended.
+  decltype(auto) take() { return this->take_result(*this); }
+  /// The task's exception (null when it did not fail). After the task ended.
+  std::exception_ptr error() const noexcept { return has_failed() ? this->exception() : nullptr; }
+  /// Stores `e` as the task's outcome (unhandled_exception, or a runtime abandoning it).
+  void fail(std::exception_ptr e) noexcept { this->store_exception(*this, std::move(e)); }
 
   task<T> get_return_object() noexcept;
   std::suspend_always initial_suspend() noexcept { return {}; }
@@ -133,8 +195,8 @@ struct task_promise final : promise_base, task_result<T> {
       // joiner's m_continuation (written before its own fetch_or) visible here.
       const std::uint32_t old = p.m_join.fetch_or(join_complete, std::memory_order_acq_rel);
       if (old & join_detached) {
-        if (p.m_exception)
-          report_detached_exception(p.m_exception);
+        if (p.has_failed())
+          report_detached_exception(p.exception());
         h.destroy();
         return std::noop_coroutine();
       }
@@ -145,7 +207,7 @@ struct task_promise final : promise_base, task_result<T> {
     void await_resume() noexcept {}
   };
   final_awaiter final_suspend() noexcept { return {}; }
-  void unhandled_exception() noexcept { this->m_exception = std::current_exception(); }
+  void unhandled_exception() noexcept { fail(std::current_exception()); }
 };
 
 }  // namespace detail

@@ -128,7 +128,7 @@ class task_group : private detail::child_scope {
       throw std::invalid_argument("task_group::spawn: an empty task (moved-from or default-constructed) was passed");
     auto h = child.handle();
     detail::child_driver d = detail::drive_owned<void>(std::move(child));
-    d.bind(*this, 0, h.promise().m_exception, m_stop.context());
+    d.bind(*this, 0, h.promise(), m_stop.context());
     d.promise().m_fn = &child_entry;
     // ordering: relaxed: the caller holds a reference (body or running child), so the
     // count cannot reach zero concurrently (like copying a shared_ptr).
@@ -198,8 +198,8 @@ class task_group : private detail::child_scope {
     auto* self = static_cast<task_group*>(scope);
     detail::child_promise& p = driver.promise();
     p.untrack();
-    if (*p.m_error)
-      self->fail(*p.m_error);
+    if (p.m_child->has_failed())
+      self->fail(p.child_error());
     // lifetime: free the driver and the child task it owns now, so the child's
     // parameters are destroyed inside the scope, before the group can end.
     driver.destroy();

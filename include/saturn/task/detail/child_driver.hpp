@@ -38,13 +38,17 @@ struct child_scope {
 struct child_promise final : promise_base {
   child_scope* m_scope = nullptr;
   std::size_t m_index = 0;                       ///< the child's position in its scope
-  const std::exception_ptr* m_error = nullptr;   ///< the child's exception slot
+  const promise_base* m_child = nullptr;          ///< the child, whose outcome stays in its promise
+  std::exception_ptr (*m_child_error)(const promise_base*) noexcept = nullptr;  ///< reads its exception
   // lifetime: a copy of the scope's context, so the child (and everything it awaits) never
   // points into the scope's frame — which matters when a runtime shutdown destroys a
   // suspended group child after its group.
   task_context m_own_ctx{};
 
   child_promise() noexcept { m_fn = &resume_from_queue<child_promise>; }
+
+  /// The child's exception, or null when it did not fail. After the child ended.
+  std::exception_ptr child_error() const noexcept { return m_child->has_failed() ? m_child_error(m_child) : nullptr; }
 
   child_driver get_return_object() noexcept;
   std::suspend_always initial_suspend() noexcept { return {}; }
@@ -86,13 +90,14 @@ class [[nodiscard]] child_driver {
       m_h.destroy();
   }
 
-  /// Ties the driver to its scope: it will run under `ctx` and report to `scope`.
-  void bind(child_scope& scope, std::size_t index, const std::exception_ptr& child_error,
-            const task_context& ctx) noexcept {
+  /// Ties the driver to its scope: it will run `child` under `ctx` and report to `scope`.
+  template <class T>
+  void bind(child_scope& scope, std::size_t index, const task_promise<T>& child, const task_context& ctx) noexcept {
     child_promise& p = m_h.promise();
     p.m_scope = &scope;
     p.m_index = index;
-    p.m_error = &child_error;
+    p.m_child = &child;
+    p.m_child_error = [](const promise_base* c) noexcept { return static_cast<const task_promise<T>*>(c)->exception(); };
     p.m_own_ctx = ctx;
     p.m_ctx = &p.m_own_ctx;
   }

@@ -62,7 +62,7 @@ class fan_in final : public child_scope {
                                   "returned by coroutine calls");
     auto h = child.handle();
     child_driver d = drive_borrowed<T>(h);
-    d.bind(*this, index, h.promise().m_exception, m_stop.context());
+    d.bind(*this, index, h.promise(), m_stop.context());
     return d;
   }
 
@@ -100,14 +100,14 @@ class fan_in final : public child_scope {
   static std::coroutine_handle<> on_done(child_scope* scope, std::coroutine_handle<child_promise> driver) noexcept {
     auto* self = static_cast<fan_in*>(scope);
     const child_promise& p = driver.promise();
-    const bool failed = *p.m_error != nullptr;
+    const bool failed = p.m_child->has_failed();
     if (failed || self->m_policy == stop_when::first_completion) {
       std::size_t expected = npos;
       // ordering: relaxed: m_first and m_first_error are read by the parent only after
       // the m_pending hand-off below, which orders them.
       if (self->m_first.compare_exchange_strong(expected, p.m_index, std::memory_order_relaxed)) {
         if (failed)
-          self->m_first_error = *p.m_error;
+          self->m_first_error = p.child_error();
         self->m_stop.request_stop();  // runs the other children's stop callbacks here
       }
     }

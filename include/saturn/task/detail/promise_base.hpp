@@ -20,6 +20,7 @@ enum : std::uint32_t {
   join_complete = 1u << 1,  ///< the body has finished; the result is stored
   join_waiting = 1u << 2,   ///< a join_handle awaits it (m_continuation is the joiner)
   join_detached = 1u << 3,  ///< no join_handle any more: the task frees itself when done
+  join_failed = 1u << 4,    ///< the task ended with an exception (any task, spawned or not)
 };
 
 /// Base of every saturn promise. 40 bytes.
@@ -38,6 +39,12 @@ struct promise_base : runnable {
   scheduler* sched() const noexcept { return m_ctx->sched; }
   const std::stop_token& token() const noexcept { return m_ctx->token; }
 
+  /// True once the task ended with an exception. Read it after the task's end was handed
+  /// over (its continuation runs, or its join state says complete).
+  bool has_failed() const noexcept {
+    // ordering: relaxed; the completion hand-off orders it.
+    return (m_join.load(std::memory_order_relaxed) & join_failed) != 0;
+  }
   /// Makes the task runnable again (it must be suspended). Any thread.
   void wake() noexcept { m_ctx->sched->schedule(this); }
   /// Records / forgets this spawned task as alive (its first run / its end).
