@@ -36,8 +36,7 @@ event_loop::event_loop(const loop_options& opts) {
     throw std::system_error(errno, std::system_category(),
                             "saturn: eventfd() for the loop's wake-up failed (out of file descriptors? raise "
                             "RLIMIT_NOFILE)");
-  m_wake_op.m_complete = nullptr;  // dispatched specially (see dispatch())
-  m_ring->exempt_from_faults(reinterpret_cast<std::uint64_t>(&m_wake_op));
+  m_ring->exempt_from_faults(detail::ud_wake_read);
   m_prev_current = t_current;
   t_current = this;
 }
@@ -80,21 +79,26 @@ inline void event_loop::check_enter(int r) {
     throw std::system_error(-r, std::system_category(), "saturn: io_uring_enter in the event loop");
 }
 
+// The hot path of every completion, so it is kept to one range check (every sentinel,
+// and liburing's internal timeout's all-ones user_data, fall outside the addresses of
+// operations), the in-flight count and the indirect call. m_stats.completions is added
+// per batch by reap(); a sentinel takes its count back here.
 inline void event_loop::dispatch(std::uint64_t user_data, int res, unsigned flags) noexcept {
-  if (user_data <= detail::ud_max_sentinel || user_data == LIBURING_UDATA_TIMEOUT) [[unlikely]] {
-    if (user_data == detail::ud_msg_wake)
+  static_assert(LIBURING_UDATA_TIMEOUT == ~std::uint64_t{0}, "the range check below assumes it");
+  constexpr std::uint64_t first_op = detail::ud_max_sentinel + 1;
+  if (user_data - first_op >= LIBURING_UDATA_TIMEOUT - first_op) [[unlikely]] {
+    --m_stats.completions;
+    if (user_data == detail::ud_wake_read) {
+      ++m_stats.remote_wakes;
+      m_wake_armed = false;  // re-armed lazily, just before the next sleep
+    } else if (user_data == detail::ud_msg_wake) {
       ++m_stats.remote_wakes;  // a MSG_RING wake did its job by ending the wait
-    return;                    // other sentinels: ignored CQEs
+    }
+    return;  // other sentinels: ignored CQEs
   }
   auto* op = reinterpret_cast<operation*>(user_data);
-  if (op == &m_wake_op) [[unlikely]] {
-    ++m_stats.remote_wakes;
-    m_wake_armed = false;  // re-armed lazily, just before the next sleep
-    return;
-  }
   if ((flags & IORING_CQE_F_MORE) == 0)
     --m_in_flight;
-  ++m_stats.completions;
   op->m_complete(op, res, flags);
 }
 
@@ -182,6 +186,7 @@ unsigned event_loop::reap() noexcept {
   unsigned total = 0;
   for (;;) {
     unsigned n = m_ring->reap([this](std::uint64_t ud, int res, unsigned flags) { dispatch(ud, res, flags); });
+    m_stats.completions += n;  // dispatch() takes back the sentinels'
     total += n;
     // Completions the kernel kept aside (CQ overflow, IORING_FEAT_NODROP) can only exist
     // after the CQ filled up; every GETEVENTS enter flushes them too, this pulls them in now.

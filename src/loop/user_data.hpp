@@ -9,6 +9,8 @@ namespace saturn::detail {
 inline constexpr std::uint64_t ud_ignore = 0;
 /// A MSG_RING wake-up from another loop: its only job was to end our wait.
 inline constexpr std::uint64_t ud_msg_wake = 1;
+/// The loop's own eventfd read (its wake-up from other threads), re-armed before a sleep.
+inline constexpr std::uint64_t ud_wake_read = 2;
 /// Values at or below this are sentinels.
 inline constexpr std::uint64_t ud_max_sentinel = 15;
 

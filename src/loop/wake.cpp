@@ -27,7 +27,7 @@ namespace saturn {
 void event_loop::arm_wake_read() {
   io_uring_sqe* sqe = m_ring->get_sqe();
   io_uring_prep_read(sqe, m_wake_fd, &m_wake_buf, sizeof m_wake_buf, 0);
-  io_uring_sqe_set_data(sqe, &m_wake_op);
+  io_uring_sqe_set_data64(sqe, detail::ud_wake_read);
   m_wake_armed = true;
 }
 

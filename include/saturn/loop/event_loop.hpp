@@ -50,7 +50,7 @@ struct loop_options {
 /// Counters for tests and diagnostics. Read on the loop thread.
 struct loop_stats {
   std::uint64_t enters = 0;        ///< io_uring_enter calls made by run_once
-  std::uint64_t completions = 0;   ///< CQEs dispatched to operations
+  std::uint64_t completions = 0;   ///< CQEs dispatched to operations (counted per reaped batch)
   std::uint64_t remote_wakes = 0;  ///< wake-ups sent to this loop by other threads
 };
 
@@ -322,7 +322,6 @@ class event_loop {
   bool m_wake_armed = false;
   bool m_stay_awake = false;  // loop thread only: see stay_awake()
   std::uint64_t m_wake_buf = 0;
-  operation m_wake_op;
   event_loop* m_prev_current = nullptr;
   std::atomic<bool> m_stop{false};
   std::atomic<bool> m_notified{false};
