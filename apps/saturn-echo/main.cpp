@@ -65,7 +65,13 @@ int main(int argc, char** argv) {
   unsigned port = 0;
   unsigned threads = 0;
   std::string accept_mode = "shared";
-  unsigned buffers = 2048;
+  // 512 x 16 KiB = 8 MiB a worker. The kernel takes provided buffers in ring order, so every
+  // buffer of the ring cycles through the cache: with 2,048 (32 MiB) each 16 KiB receive
+  // landed in cold memory and its copy was 20% of the server's time in few-large (perf);
+  // 512 measured 8.7 us/msg there at one thread (10.3-10.9 with 2,048) and 9.6-13.7 at two
+  // (14.9-18.7), with many-small unchanged; 128 was faster still in few-large (8.1) but
+  // slower in many-small, where 1,000 connections hold buffers at once.
+  unsigned buffers = 512;
   unsigned buffer_size = 16384;
   unsigned spin_us = 50;
   app.add_option("--port", port, "TCP port on 127.0.0.1")->required();

@@ -43,7 +43,10 @@ struct loop_options {
   unsigned entries = 256;     ///< submission queue depth
   unsigned cq_entries = 0;    ///< completion queue depth; 0 = 4 × entries
   bool defer_taskrun = true;  ///< use IORING_SETUP_DEFER_TASKRUN when the kernel has it
-  unsigned recv_buffer_count = 1024;   ///< buffers in the loop's receive buf_ring (power of two)
+  /// Buffers in the loop's receive buf_ring (power of two). The kernel hands them out in
+  /// ring order, so all of them cycle through the cache: count x size is the receive path's
+  /// cache footprint. Enough for the receives outstanding at once, no more.
+  unsigned recv_buffer_count = 1024;
   unsigned recv_buffer_size = 16384;   ///< bytes per receive buffer
 };
 
