@@ -21,6 +21,7 @@
 
 #include <saturn/detail/atomic.hpp>
 #include <saturn/sched/thread_pool.hpp>
+#include <saturn/sync/detail/spin_lock.hpp>
 #include <sched.h>
 
 #include <condition_variable>
@@ -45,21 +46,6 @@ using task_deque = sched::work_deque<runnable, 256, 32>;
 /// workers on too few CPUs) stalls every worker for a time slice (milliseconds).
 /// 16,384 slots = 128 KiB per registered submitter.
 using submit_deque = sched::work_deque<runnable, 16384, 32>;
-
-/// A tiny test-and-test-and-set lock for short critical sections.
-class spin_lock {
- public:
-  void lock() noexcept {
-    // ordering: acquire on success pairs with unlock's release.
-    while (m_flag.exchange(true, std::memory_order_acquire))
-      while (m_flag.load(std::memory_order_relaxed))
-        saturn::detail::cpu_relax();
-  }
-  void unlock() noexcept { m_flag.store(false, std::memory_order_release); }
-
- private:
-  std::atomic<bool> m_flag{false};
-};
 
 /// Spawned tasks tracked from a thread that is not a worker of the pool, or past a
 /// worker's live_slots capacity: rare, so a vector under a lock (swap-remove).
