@@ -49,10 +49,7 @@ class live_slots {
   /// alive on one worker: the caller falls back to its locked table).
   std::uint32_t track(promise_base* p) {
     std::uint32_t i;
-    if (!m_free.empty()) {
-      i = m_free.back();
-      m_free.pop_back();
-    } else if (sweep()) {
+    if (!m_free.empty() || sweep()) {
       i = m_free.back();
       m_free.pop_back();
     } else {
