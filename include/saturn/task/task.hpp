@@ -120,7 +120,6 @@ struct promise_result : task_result<T, K> {
     // ordering: relaxed; an RMW because a join_handle may set its bits concurrently.
     p.m_join.fetch_or(join_failed, std::memory_order_relaxed);
   }
-  std::exception_ptr exception() const noexcept { return this->m_exception; }
   decltype(auto) take_result(promise_base&) { return this->take(); }
   void destroy_result(promise_base&) noexcept {}
 };
@@ -141,17 +140,13 @@ struct promise_result<T, result_kind::trivial> {
   void return_value(U&& v) {
     ::new (static_cast<void*>(std::addressof(m_value))) T(std::forward<U>(v));
   }
+  /// Once per task: from unhandled_exception, or when a runtime abandons a task that has
+  /// not ended (spawned_entry), never both.
   void store_exception(promise_base& p, std::exception_ptr e) noexcept {
-    if (p.has_failed()) {
-      m_exception = std::move(e);
-      return;
-    }
     ::new (static_cast<void*>(std::addressof(m_exception))) std::exception_ptr(std::move(e));
     // ordering: relaxed; an RMW because a join_handle may set its bits concurrently.
     p.m_join.fetch_or(join_failed, std::memory_order_relaxed);
   }
-  /// Only valid once the task ended, and only when it failed (see has_failed()).
-  std::exception_ptr exception() const noexcept { return m_exception; }
   T take_result(promise_base& p) {
     if (p.has_failed())
       std::rethrow_exception(m_exception);
@@ -175,8 +170,6 @@ struct task_promise final : promise_base, promise_result<T> {
 
   /// The task's value, or rethrows its exception. Once, after the task ended.
   decltype(auto) take() { return this->take_result(*this); }
-  /// The task's exception (null when it did not fail). After the task ended.
-  std::exception_ptr error() const noexcept { return has_failed() ? this->exception() : nullptr; }
   /// Stores `e` as the task's outcome (unhandled_exception, or a runtime abandoning it).
   void fail(std::exception_ptr e) noexcept { this->store_exception(*this, std::move(e)); }
 
@@ -196,7 +189,7 @@ struct task_promise final : promise_base, promise_result<T> {
       const std::uint32_t old = p.m_join.fetch_or(join_complete, std::memory_order_acq_rel);
       if (old & join_detached) {
         if (p.has_failed())
-          report_detached_exception(p.exception());
+          report_detached_exception(p.m_exception);
         h.destroy();
         return std::noop_coroutine();
       }

@@ -39,7 +39,9 @@ struct child_promise final : promise_base {
   child_scope* m_scope = nullptr;
   std::size_t m_index = 0;                       ///< the child's position in its scope
   const promise_base* m_child = nullptr;          ///< the child, whose outcome stays in its promise
-  std::exception_ptr (*m_child_error)(const promise_base*) noexcept = nullptr;  ///< reads its exception
+  /// The child's exception slot; it holds an exception only when m_child->has_failed()
+  /// (for a trivially destructible result it shares storage with the value).
+  const std::exception_ptr* m_child_error = nullptr;
   // lifetime: a copy of the scope's context, so the child (and everything it awaits) never
   // points into the scope's frame — which matters when a runtime shutdown destroys a
   // suspended group child after its group.
@@ -48,7 +50,7 @@ struct child_promise final : promise_base {
   child_promise() noexcept { m_fn = &resume_from_queue<child_promise>; }
 
   /// The child's exception, or null when it did not fail. After the child ended.
-  std::exception_ptr child_error() const noexcept { return m_child->has_failed() ? m_child_error(m_child) : nullptr; }
+  std::exception_ptr child_error() const noexcept { return m_child->has_failed() ? *m_child_error : nullptr; }
 
   child_driver get_return_object() noexcept;
   std::suspend_always initial_suspend() noexcept { return {}; }
@@ -97,7 +99,7 @@ class [[nodiscard]] child_driver {
     p.m_scope = &scope;
     p.m_index = index;
     p.m_child = &child;
-    p.m_child_error = [](const promise_base* c) noexcept { return static_cast<const task_promise<T>*>(c)->exception(); };
+    p.m_child_error = &child.m_exception;
     p.m_own_ctx = ctx;
     p.m_ctx = &p.m_own_ctx;
   }
