@@ -11,6 +11,7 @@
 #include <cstring>
 #include <fstream>
 #include <memory>
+#include <stdexcept>
 
 namespace saturn::ring {
 namespace {
@@ -130,6 +131,12 @@ uring::uring(const setup_options& opts) {
   }
   if (result != 0)
     throw std::system_error(-result, std::system_category(), describe_setup_error(-result, entries));
+  // try_get_sqe() indexes the SQ without liburing's SQE128/SQPOLL checks; no candidate
+  // asks for either, and this keeps it that way.
+  if ((m_ring.flags & (IORING_SETUP_SQPOLL | IORING_SETUP_SQE128)) != 0) {
+    io_uring_queue_exit(&m_ring);
+    throw std::logic_error("saturn: ring set up with SQPOLL or SQE128, which try_get_sqe() does not handle");
+  }
   // Remember where probing succeeded (only for the full-preference path, so a ring asked
   // for without DEFER does not stop later rings from getting it).
   if (opts.single_issuer && opts.defer_taskrun)
