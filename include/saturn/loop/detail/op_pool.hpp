@@ -1,5 +1,6 @@
 /// \file
-/// Per-loop recycling allocator for callback-tier operation objects: three size classes
+/// Per-loop recycling allocator for callback-tier operation objects: four size classes
+/// (32, 64, 128 and 256 bytes)
 /// with intrusive free lists, carved from 64 KiB chunks. Allocating and freeing is a
 /// pointer pop/push (a few ns, no lock: single-threaded), so submitting an operation with a
 /// callable allocates nothing from malloc in steady state. Larger objects fall back to
@@ -51,11 +52,11 @@ class op_pool {
   struct free_node {
     free_node* next;
   };
-  static constexpr std::size_t k_sizes[3] = {64, 128, 256};
+  static constexpr std::size_t k_sizes[4] = {32, 64, 128, 256};
   static constexpr std::size_t k_chunk = 64 * 1024;
 
   static int size_class(std::size_t size) noexcept {
-    for (int i = 0; i < 3; ++i)
+    for (int i = 0; i < 4; ++i)
       if (size <= k_sizes[i])
         return i;
     return -1;
@@ -72,7 +73,7 @@ class op_pool {
     }
   }
 
-  free_node* m_free[3] = {nullptr, nullptr, nullptr};
+  free_node* m_free[4] = {nullptr, nullptr, nullptr, nullptr};
   std::vector<void*> m_chunks;
 };
 
