@@ -13,7 +13,7 @@ constexpr int k_pingpong_ops = 1'000'000;
 }  // namespace
 
 void nop_batched_128(const bench::args& a) {
-  saturn::event_loop loop(saturn::loop_options{.entries = k_batch});
+  saturn::event_loop loop(saturn::loop_options{.entries = k_batch, .cq_entries = 2 * k_batch});
   std::uint64_t checksum = 0;
   auto body = [&]() -> double {
     std::uint64_t seen = 0;
