@@ -15,20 +15,31 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <string>
 
 namespace {
 
 [[noreturn]] void usage(int status) {
-  std::fputs("usage: saturn-walk [--threads N] ROOT\n", status == 0 ? stdout : stderr);
+  std::fprintf(status == 0 ? stdout : stderr,
+               "usage: saturn-walk [--threads N] ROOT\n"
+               "  --threads N  workers: 0 (the default) = one per CPU, or 1..%u\n",
+               walk::k_max_threads);
   std::exit(status);
 }
 
 unsigned parse_threads(const char* s) {
-  char* end = nullptr;
-  const unsigned long v = std::strtoul(s, &end, 10);
-  if (s[0] == '\0' || *end != '\0' || v > 4096) {
-    std::fprintf(stderr, "saturn-walk: --threads needs a number (0: one per CPU), got '%s'\n", s);
+  // Digits only (strtoul alone would take " 7", "+7" and wrap "-1" around).
+  unsigned long v = 0;
+  bool ok = s[0] != '\0';
+  for (const char* p = s; ok && *p != '\0'; ++p) {
+    ok = *p >= '0' && *p <= '9';
+    v = v * 10 + static_cast<unsigned long>(*p - '0');
+    ok = ok && v <= walk::k_max_threads;
+  }
+  if (!ok) {
+    std::fprintf(stderr, "saturn-walk: --threads takes 0 (one per CPU) or a number of workers in 1..%u, got '%s'\n",
+                 walk::k_max_threads, s);
     std::exit(2);
   }
   return static_cast<unsigned>(v);
@@ -75,7 +86,13 @@ int main(int argc, char** argv) {
 #else
   opts.leave_pool_running = true;   // the process ends right below: skip joining workers
 #endif
-  const walk::walk_result r = walk::run_walk(root, opts);
+  walk::walk_result r;
+  try {
+    r = walk::run_walk(root, opts);
+  } catch (const std::exception& e) {  // starting the workers failed (threads, memory)
+    std::fprintf(stderr, "saturn-walk: cannot start the walk: %s\n", e.what());
+    return 1;
+  }
   int status = 0;
   if (!r.ok) {
     std::fprintf(stderr, "saturn-walk: %s\n", r.error.c_str());

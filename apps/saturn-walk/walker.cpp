@@ -10,11 +10,13 @@
 #include <fcntl.h>
 #include <linux/magic.h>
 #include <linux/openat2.h>
+#include <sched.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/vfs.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <climits>
 #include <memory>
 #include <cstdio>
@@ -353,6 +355,18 @@ void spawn_job(walk_state& st, shared_dir* parent, bool trusted, const char* nam
   st.pool->spawn_runnable(dir_job::make(st, parent, -1, trusted, name, len));
 }
 
+/// The pool's size: `requested`, or for 0 the CPUs this process may run on, capped at
+/// the pool's 255 workers (a bigger machine still gets a working walk).
+unsigned worker_count(unsigned requested) noexcept {
+  if (requested != 0)
+    return requested;
+  ::cpu_set_t set;
+  CPU_ZERO(&set);
+  if (::sched_getaffinity(0, sizeof set, &set) != 0)
+    return 1;
+  return static_cast<unsigned>(std::clamp(CPU_COUNT(&set), 1, static_cast<int>(k_max_threads)));
+}
+
 }  // namespace
 
 walk_result run_walk(const std::string& root, const walk_options& opts) {
@@ -374,7 +388,7 @@ walk_result run_walk(const std::string& root, const walk_options& opts) {
   st.root = root;
   st.root_abs = fd_path(st, rfd);  // root_abs is empty here, so this is the raw link
   auto pool = std::make_unique<saturn::thread_pool>(saturn::pool_options{
-      .threads = opts.threads, .mode = saturn::pool_mode::cpu_bound, .spin_before_park_us = k_spin_before_park_us});
+      .threads = worker_count(opts.threads), .mode = saturn::pool_mode::cpu_bound, .spin_before_park_us = k_spin_before_park_us});
   st.pool = pool.get();
   st.spawn_below = static_cast<std::int64_t>(pool->threads()) * k_jobs_per_worker;
   st.outstanding.store(1, std::memory_order_relaxed);

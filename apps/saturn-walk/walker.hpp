@@ -31,8 +31,11 @@
 
 namespace walk {
 
+/// The most workers a walk runs (saturn's thread_pool takes at most 255).
+inline constexpr unsigned k_max_threads = 255;
+
 struct walk_options {
-  unsigned threads = 0;  ///< 0: the CPUs in the affinity mask
+  unsigned threads = 0;  ///< 1..k_max_threads; 0: the CPUs in the affinity mask (at most k_max_threads)
   /// Leave the pool's workers idle instead of shutting the pool down: for a caller that
   /// ends the process right after (std::_Exit), which then skips waking and joining every
   /// worker — milliseconds on a busy machine, where each wake waits for a CPU.

@@ -170,6 +170,28 @@ TEST(walk_app, root_that_is_a_file_or_missing) {
   EXPECT_EQ(run({k_walk, d.path(), d.path()}).status, 2);
 }
 
+TEST(walk_app, threads_outside_1_to_255_are_usage_errors) {
+  scratch_dir d;
+  touch(d / "f");
+  for (const char* n : {"256", "4096", "65535", "99999999999999999999", "-1", "+7", " 7", "7x", ""}) {
+    auto r = run({k_walk, "--threads", n, d.path()});
+    EXPECT_EQ(r.status, 2) << "--threads '" << n << "': " << r.err;  // never an uncaught exception (134)
+    EXPECT_EQ(r.out, "");
+    EXPECT_NE(r.err.find("1..255"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("0 (one per CPU)"), std::string::npos) << r.err;
+  }
+  for (const char* n : {"0", "1", "255"}) {
+    auto r = run({k_walk, "--threads", n, d.path()});
+    EXPECT_EQ(r.status, 0) << "--threads " << n << ": " << r.err;
+    EXPECT_EQ(r.out, counts(1, 1)) << "--threads " << n;
+  }
+  EXPECT_EQ(run({k_walk, "--threads=255", d.path()}).out, counts(1, 1));
+  EXPECT_EQ(run({k_walk, "--threads=256", d.path()}).status, 2);
+  auto help = run({k_walk, "--help"});
+  EXPECT_EQ(help.status, 0);
+  EXPECT_NE(help.out.find("1..255"), std::string::npos) << help.out;
+}
+
 namespace {
 /// Runs saturn-walk so that directory permissions apply: as is when not root, else as
 /// the unprivileged uid 65534 (root bypasses them). Returns false if that is impossible.
