@@ -23,6 +23,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <new>
+#include <string_view>
 
 namespace walk {
 namespace {
@@ -115,6 +116,18 @@ int open_child(int parent, const char* name, bool& trusted) noexcept {
   return fd2;
 }
 
+/// `dir` + "/" + `name`, without doubling a slash `dir` already ends with (as find
+/// spells it: ROOT "a/" gives "a/b", ROOT "a//" gives "a//b").
+std::string join_path(const std::string& dir, std::string_view name) {
+  std::string p;
+  p.reserve(dir.size() + 1 + name.size());
+  p = dir;
+  if (p.empty() || p.back() != '/')
+    p += '/';
+  p += name;
+  return p;
+}
+
 /// The path of an open descriptor, spelled from ROOT as the user gave it.
 std::string fd_path(const walk_state& st, int fd) {
   char link[64];
@@ -122,19 +135,16 @@ std::string fd_path(const walk_state& st, int fd) {
   char buf[PATH_MAX];
   const ::ssize_t n = ::readlink(link, buf, sizeof buf);
   if (n <= 0)
-    return st.root + "/...";  // no /proc: the best we can say
+    return join_path(st.root, "...");  // no /proc: the best we can say
   std::string p(buf, static_cast<std::size_t>(n));
   const std::string& ra = st.root_abs;
-  if (!ra.empty() && p.compare(0, ra.size(), ra) == 0) {
-    std::string rest = p.substr(ra.size());
-    if (rest.empty())
-      return st.root;
-    if (rest[0] != '/')
-      rest.insert(rest.begin(), '/');
-    std::string r = st.root;
-    while (r.size() > 1 && r.back() == '/')
-      r.pop_back();
-    return r == "/" ? rest : r + rest;
+  // ROOT's own path, or one below it (a whole component: ROOT /a is no prefix of /ab).
+  if (!ra.empty() && p.compare(0, ra.size(), ra) == 0 &&
+      (p.size() == ra.size() || p[ra.size()] == '/' || ra.back() == '/')) {
+    std::size_t rest = ra.size();
+    while (rest < p.size() && p[rest] == '/')
+      ++rest;
+    return rest == p.size() ? st.root : join_path(st.root, std::string_view(p).substr(rest));
   }
   return p;
 }
@@ -182,7 +192,7 @@ void walk_dir(walk_state& st, thread_ctx& t, int fd, bool trusted, unsigned dept
         if (type == DT_UNKNOWN) {
           struct ::stat sb;
           if (::fstatat(fd, name, &sb, AT_SYMLINK_NOFOLLOW) != 0) {
-            fail(st, fd_path(st, fd) + "/" + name, errno);
+            fail(st, join_path(fd_path(st, fd), name), errno);
             ok = false;
             break;
           }
@@ -257,7 +267,7 @@ void walk_dir(walk_state& st, thread_ctx& t, int fd, bool trusted, unsigned dept
         bool child_trusted = trusted;
         const int cfd = open_child(fd, name_stack::record_name(rec), child_trusted);
         if (cfd < 0) {
-          fail(st, fd_path(st, fd) + "/" + name_stack::record_name(rec), -cfd);
+          fail(st, join_path(fd_path(st, fd), name_stack::record_name(rec)), -cfd);
           break;
         }
         walk_dir(st, t, cfd, child_trusted, depth + 1);
@@ -323,7 +333,7 @@ struct dir_job final : saturn::runnable {
       if (!st.failed.load(std::memory_order_relaxed)) {
         fd = open_child(j->parent->fd, j->name(), trusted);
         if (fd < 0)
-          fail(st, fd_path(st, j->parent->fd) + "/" + j->name(), -fd);
+          fail(st, join_path(fd_path(st, j->parent->fd), j->name()), -fd);
       }
       j->parent->release();
     }

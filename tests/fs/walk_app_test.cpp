@@ -243,6 +243,33 @@ TEST(walk_app, error_path_is_spelled_from_root_as_given) {
   EXPECT_NE(r.err.find(d.path() + "/./x/locked"), std::string::npos) << r.err;
 }
 
+TEST(walk_app, error_paths_join_a_trailing_slash_like_find) {
+  scratch_dir d;
+  mkdir_p(d / "x");
+  mkdir_p(d / "x/locked");
+  mkdir_p(d / "y");
+  mkdir_p(d / "y/sub");
+  mkdir_p(d / "y/sub/locked");
+  ASSERT_EQ(::chmod((d / "x/locked").c_str(), 0), 0);
+  ASSERT_EQ(::chmod((d / "y/sub/locked").c_str(), 0), 0);
+  // find keeps ROOT as given and adds no slash after one it ends with: x/ gives x/locked,
+  // x// gives x//locked, never x//locked for x/.
+  const std::pair<std::string, std::string> cases[] = {
+      {d / "x/", d / "x/locked"},
+      {d / "x//", d / "x//locked"},
+      {d / "y/", d / "y/sub/locked"},
+      {d / "y//", d / "y//sub/locked"},
+  };
+  for (const auto& [root, path] : cases) {
+    fs_test::run_result r;
+    if (!run_unprivileged({k_walk, root}, r))
+      GTEST_SKIP() << "cannot drop to uid 65534 to make permissions apply";
+    EXPECT_EQ(r.status, 1) << root;
+    EXPECT_NE(r.err.find("cannot read " + path + ": Permission denied\n"), std::string::npos)
+        << "ROOT " << root << ": " << r.err;
+  }
+}
+
 TEST(walk_app, crosses_mount_points) {
   scratch_dir d;
   mkdir_p(d / "m");
