@@ -8,6 +8,7 @@
 // bad usage exits 2. The walk runs on saturn's thread_pool in cpu_bound mode (walker.hpp).
 // SATURN_WALK_FULL_READS=1 turns off the end-of-directory shortcut (every directory is
 // read until getdents64 returns 0), for checking that the shortcut changes no count.
+#include "escape.hpp"
 #include "walker.hpp"
 
 #include <sys/resource.h>
@@ -39,7 +40,7 @@ unsigned parse_threads(const char* s) {
   }
   if (!ok) {
     std::fprintf(stderr, "saturn-walk: --threads takes 0 (one per CPU) or a number of workers in 1..%u, got '%s'\n",
-                 walk::k_max_threads, s);
+                 walk::k_max_threads, walk::escape_name(s).c_str());
     std::exit(2);
   }
   return static_cast<unsigned>(v);

@@ -1,6 +1,7 @@
 // The walk engine (see walker.hpp for the design).
 #include "walker.hpp"
 
+#include "escape.hpp"
 #include "name_stack.hpp"
 
 #include <saturn/fs/dir_reader.hpp>
@@ -152,7 +153,7 @@ std::string fd_path(const walk_state& st, int fd) {
 void fail(walk_state& st, const std::string& path, int err) {
   std::lock_guard lock(st.error_mutex);
   if (st.error.empty())
-    st.error = "cannot read " + path + ": " + std::strerror(err);
+    st.error = "cannot read " + escape_name(path) + ": " + std::strerror(err);
   st.failed.store(true, std::memory_order_relaxed);
 }
 
@@ -386,9 +387,9 @@ walk_result run_walk(const std::string& root, const walk_options& opts) {
     const int e = errno;
     struct ::stat sb;
     if (e == ENOTDIR && ::stat(root.c_str(), &sb) == 0)
-      out.error = root + " is not a directory (ROOT must be a directory)";
+      out.error = escape_name(root) + " is not a directory (ROOT must be a directory)";
     else
-      out.error = "cannot read " + root + ": " + std::strerror(e);
+      out.error = "cannot read " + escape_name(root) + ": " + std::strerror(e);
     return out;
   }
   const char* full = std::getenv("SATURN_WALK_FULL_READS");

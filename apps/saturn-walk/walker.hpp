@@ -46,7 +46,7 @@ struct walk_result {
   std::uint64_t files = 0;
   std::uint64_t dirs = 0;
   bool ok = false;
-  std::string error;  ///< when !ok: "cannot read <path>: <reason>"
+  std::string error;  ///< when !ok: "cannot read <path>: <reason>", the path escaped (escape.hpp)
 };
 
 /// Walks `root` (opened following a symlink, like the peers; nothing below is followed).

@@ -270,6 +270,30 @@ TEST(walk_app, error_paths_join_a_trailing_slash_like_find) {
   }
 }
 
+TEST(walk_app, error_messages_escape_control_characters_and_invalid_utf8) {
+  const std::pair<std::string, std::string> names[] = {
+      {"new\nline", "new\\nline"},
+      {"tab\tcr\r", "tab\\tcr\\r"},
+      {"\xff\xfe", "\\377\\376"},
+      {"c\x01\x7f\\", "c\\001\\177\\\\"},
+      {"\xc0\xaf", "\\300\\257"},          // overlong '/'
+      {"\xed\xa0\x80", "\\355\\240\\200"},  // a surrogate
+      {"\xc2\x85", "\\302\\205"},          // C1 control NEL: valid UTF-8, still a control
+      {"\xe2\x82", "\\342\\202"},          // cut short
+      {"\xc3\xbcn\xc3\xaf \xe2\x82\xac \xf0\x9f\x98\x80", "\xc3\xbcn\xc3\xaf \xe2\x82\xac \xf0\x9f\x98\x80"},  // valid: as is
+  };
+  for (const auto& [name, shown] : names) {
+    scratch_dir d;
+    mkdir_p(d / name);
+    ASSERT_EQ(::chmod((d / name).c_str(), 0), 0);
+    fs_test::run_result r;
+    if (!run_unprivileged({k_walk, d.path()}, r))
+      GTEST_SKIP() << "cannot drop to uid 65534 to make permissions apply";
+    EXPECT_EQ(r.status, 1);
+    EXPECT_EQ(r.err, "saturn-walk: cannot read " + d.path() + "/" + shown + ": Permission denied\n");
+  }
+}
+
 TEST(walk_app, crosses_mount_points) {
   scratch_dir d;
   mkdir_p(d / "m");
