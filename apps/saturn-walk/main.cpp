@@ -4,6 +4,8 @@
 //     <N> file(s)
 //     <M> directories(s)
 // M counts ROOT and every directory below it; N every other entry (a symlink is a file).
+// ROOT is taken as find takes it: a ROOT that is not a directory, or is a symlink (unless
+// given with a trailing slash, "link/"), is 1 file and 0 directories.
 // A directory that cannot be read is reported on stderr with its path, exit status 1;
 // bad usage exits 2. The walk runs on saturn's thread_pool in cpu_bound mode (walker.hpp).
 // SATURN_WALK_FULL_READS=1 turns off the end-of-directory shortcut (every directory is

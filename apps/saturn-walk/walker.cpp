@@ -382,14 +382,23 @@ unsigned worker_count(unsigned requested) noexcept {
 
 walk_result run_walk(const std::string& root, const walk_options& opts) {
   walk_result out;
-  const int rfd = ::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  // ROOT as find takes it: lstat, so a symlink is one file unless a trailing slash asks
+  // to follow it ("ld/"), and anything but a directory is one file. A non-directory is
+  // never opened: opening a fifo would block.
+  struct ::stat sb;
+  if (::lstat(root.c_str(), &sb) != 0) {
+    out.error = "cannot read " + escape_name(root) + ": " + std::strerror(errno);
+    return out;
+  }
+  if (!S_ISDIR(sb.st_mode)) {
+    out.files = 1;
+    out.ok = true;
+    return out;
+  }
+  // O_NOFOLLOW, O_DIRECTORY: if ROOT was swapped for a symlink or a fifo since, fail here.
+  const int rfd = ::open(root.c_str(), k_open_flags);
   if (rfd < 0) {
-    const int e = errno;
-    struct ::stat sb;
-    if (e == ENOTDIR && ::stat(root.c_str(), &sb) == 0)
-      out.error = escape_name(root) + " is not a directory (ROOT must be a directory)";
-    else
-      out.error = "cannot read " + escape_name(root) + ": " + std::strerror(e);
+    out.error = "cannot read " + escape_name(root) + ": " + std::strerror(errno);
     return out;
   }
   const char* full = std::getenv("SATURN_WALK_FULL_READS");

@@ -49,7 +49,9 @@ struct walk_result {
   std::string error;  ///< when !ok: "cannot read <path>: <reason>", the path escaped (escape.hpp)
 };
 
-/// Walks `root` (opened following a symlink, like the peers; nothing below is followed).
+/// Walks `root` as find does: a ROOT that is not a directory, or a symlink (unless
+/// spelled with a trailing slash, "link/"), counts as one file and no directory; below
+/// ROOT no symlink is followed.
 /// Blocks the calling thread (not a pool worker) until the walk ends or fails.
 walk_result run_walk(const std::string& root, const walk_options& opts);
 
