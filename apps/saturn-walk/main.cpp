@@ -6,8 +6,9 @@
 // M counts ROOT and every directory below it; N every other entry (a symlink is a file).
 // ROOT is taken as find takes it: a ROOT that is not a directory, or is a symlink (unless
 // given with a trailing slash, "link/"), is 1 file and 0 directories.
-// A directory that cannot be read is reported on stderr with its path, exit status 1;
-// bad usage exits 2. The walk runs on saturn's thread_pool in cpu_bound mode (walker.hpp).
+// Like find, a directory that cannot be read is reported on stderr with its path (each
+// one), counted, its contents skipped, and the walk goes on; the exit status is then 1.
+// Bad usage exits 2. The walk runs on saturn's thread_pool in cpu_bound mode (walker.hpp).
 // SATURN_WALK_FULL_READS=1 turns off the end-of-directory shortcut (every directory is
 // read until getdents64 returns 0), for checking that the shortcut changes no count.
 #include "escape.hpp"
@@ -89,6 +90,7 @@ int main(int argc, char** argv) {
 #else
   opts.leave_pool_running = true;   // the process ends right below: skip joining workers
 #endif
+  opts.on_error = [](const std::string& message) { std::fprintf(stderr, "saturn-walk: %s\n", message.c_str()); };
   walk::walk_result r;
   try {
     r = walk::run_walk(root, opts);
@@ -96,14 +98,10 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "saturn-walk: cannot start the walk: %s\n", e.what());
     return 1;
   }
-  int status = 0;
-  if (!r.ok) {
-    std::fprintf(stderr, "saturn-walk: %s\n", r.error.c_str());
-    status = 1;
-  } else {
+  int status = r.errors == 0 ? 0 : 1;
+  if (r.counted)
     std::printf("%llu file(s)\n%llu directories(s)\n", static_cast<unsigned long long>(r.files),
                 static_cast<unsigned long long>(r.dirs));
-  }
   if (std::fflush(stdout) != 0 && status == 0) {
     std::perror("saturn-walk: cannot write the counts");
     status = 1;

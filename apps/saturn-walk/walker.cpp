@@ -23,6 +23,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <new>
 #include <string_view>
 
@@ -66,10 +67,10 @@ struct walk_state {
   alignas(64) std::atomic<std::int64_t> outstanding{0};
   alignas(64) std::atomic<std::uint64_t> files{0};
   std::atomic<std::uint64_t> dirs{1};  // ROOT
-  std::atomic<bool> failed{false};
   std::atomic<std::uint32_t> done{0};
-  std::mutex error_mutex;
-  std::string error;
+  const std::function<void(const std::string&)>* on_error = nullptr;
+  std::mutex error_mutex;  // serializes on_error; guards errors
+  std::uint64_t errors = 0;
 };
 
 struct thread_ctx {
@@ -150,11 +151,23 @@ std::string fd_path(const walk_state& st, int fd) {
   return p;
 }
 
-void fail(walk_state& st, const std::string& path, int err) {
+/// Reports that `path` could not be read; the walk goes on with everything else.
+void report(walk_state& st, const std::string& path, int err) {
+  const std::string message = "cannot read " + escape_name(path) + ": " + std::strerror(err);
   std::lock_guard lock(st.error_mutex);
-  if (st.error.empty())
-    st.error = "cannot read " + escape_name(path) + ": " + std::strerror(err);
-  st.failed.store(true, std::memory_order_relaxed);
+  ++st.errors;
+  if (*st.on_error)
+    (*st.on_error)(message);
+}
+
+/// Reports that subdirectory `name` of `parent` could not be opened (error `err`). It
+/// was counted when listed; like find, it stays counted only if it can be looked at
+/// (lstat): not when its parent is listable but not searchable.
+void report_child(walk_state& st, int parent, const char* name, int err) {
+  struct ::stat sb;
+  if (err == EACCES && ::fstatat(parent, name, &sb, AT_SYMLINK_NOFOLLOW) != 0)
+    st.dirs.fetch_sub(1, std::memory_order_relaxed);  // ordering: as the job-end fetch_add
+  report(st, join_path(fd_path(st, parent), name), err);
 }
 
 void spawn_job(walk_state& st, shared_dir* parent, bool trusted, const char* name, std::size_t len);
@@ -166,7 +179,6 @@ void walk_dir(walk_state& st, thread_ctx& t, int fd, bool trusted, unsigned dept
   std::size_t end = base;
   std::size_t nsub = 0;
   std::uint64_t files = 0;
-  bool ok = true;
   for (;;) {
     // The batch goes at the next 8-byte boundary (dirent64 alignment); records are
     // written from `end`, at most 7 bytes below it.
@@ -174,8 +186,8 @@ void walk_dir(walk_state& st, thread_ctx& t, int fd, bool trusted, unsigned dept
     std::byte* buf = ns.reserve(k_getdents_buf);
     const ::ssize_t n = ::getdents64(fd, buf, k_getdents_buf);
     if (n < 0) {
-      fail(st, fd_path(st, fd), errno);
-      ok = false;
+      // What was listed before is counted and walked; the rest of this directory is not.
+      report(st, fd_path(st, fd), errno);
       break;
     }
     if (n == 0)
@@ -192,12 +204,12 @@ void walk_dir(walk_state& st, thread_ctx& t, int fd, bool trusted, unsigned dept
       if (!saturn::fs::is_dot_or_dotdot(name)) {
         if (type == DT_UNKNOWN) {
           struct ::stat sb;
-          if (::fstatat(fd, name, &sb, AT_SYMLINK_NOFOLLOW) != 0) {
-            fail(st, join_path(fd_path(st, fd), name), errno);
-            ok = false;
-            break;
-          }
-          type = S_ISDIR(sb.st_mode) ? DT_DIR : DT_REG;
+          if (::fstatat(fd, name, &sb, AT_SYMLINK_NOFOLLOW) == 0)
+            type = S_ISDIR(sb.st_mode) ? DT_DIR : DT_REG;
+          else
+            report(st, join_path(fd_path(st, fd), name), errno);  // counted as a file
+        }
+        if (type == DT_DIR) {
         }
         if (type == DT_DIR) {
           const std::size_t len = std::strlen(name);
@@ -211,8 +223,6 @@ void walk_dir(walk_state& st, thread_ctx& t, int fd, bool trusted, unsigned dept
       p += reclen;
     }
     end = static_cast<std::size_t>(out - ns.at(0));
-    if (!ok)
-      break;
     // A batch that left room for the largest record ended at the end of the directory
     // (on the file systems fills_to_eof accepts): skip the getdents64 that returns 0.
     if (trusted && k_getdents_buf - static_cast<std::size_t>(n) >= saturn::fs::k_max_dirent_size)
@@ -223,7 +233,7 @@ void walk_dir(walk_state& st, thread_ctx& t, int fd, bool trusted, unsigned dept
   t.dirs += nsub;
 
   shared_dir* sh = nullptr;
-  if (ok && (nsub > 1 || depth >= k_max_inline_depth)) {
+  if (nsub > 1 || depth >= k_max_inline_depth) {
     // Split off subdirectories 2..k while the pool is hungry (all of them when too deep).
     const bool must = depth >= k_max_inline_depth;
     bool first = true;
@@ -245,36 +255,31 @@ void walk_dir(walk_state& st, thread_ctx& t, int fd, bool trusted, unsigned dept
       off = next;
     }
   }
-  if (ok) {
-    for (std::size_t off = base; off < end;) {
-      // lifetime: re-derive the record from its offset: the recursion may move the buffer.
-      const std::byte* rec = ns.at(off);
-      const std::size_t raw = name_stack::record_len(rec);
-      const std::size_t len = raw & ~std::size_t{k_spawned_bit};
-      const std::size_t next = off + name_stack::record_size(len);
-      if ((raw & k_spawned_bit) == 0) {
-        if (st.failed.load(std::memory_order_relaxed))
-          break;
-        if (off != base && st.outstanding.load(std::memory_order_relaxed) < st.spawn_below) {
-          // The pool got hungry while this job walked the earlier subdirectories (leaf
-          // directories give no other chance to split): hand this one off after all.
-          if (sh == nullptr)
-            sh = new shared_dir{{1}, fd};
-          sh->refs.fetch_add(1, std::memory_order_relaxed);
-          spawn_job(st, sh, trusted, name_stack::record_name(rec), len);
-          off = next;
-          continue;
-        }
-        bool child_trusted = trusted;
-        const int cfd = open_child(fd, name_stack::record_name(rec), child_trusted);
-        if (cfd < 0) {
-          fail(st, join_path(fd_path(st, fd), name_stack::record_name(rec)), -cfd);
-          break;
-        }
-        walk_dir(st, t, cfd, child_trusted, depth + 1);
+  for (std::size_t off = base; off < end;) {
+    // lifetime: re-derive the record from its offset: the recursion may move the buffer.
+    const std::byte* rec = ns.at(off);
+    const std::size_t raw = name_stack::record_len(rec);
+    const std::size_t len = raw & ~std::size_t{k_spawned_bit};
+    const std::size_t next = off + name_stack::record_size(len);
+    if ((raw & k_spawned_bit) == 0) {
+      if (off != base && st.outstanding.load(std::memory_order_relaxed) < st.spawn_below) {
+        // The pool got hungry while this job walked the earlier subdirectories (leaf
+        // directories give no other chance to split): hand this one off after all.
+        if (sh == nullptr)
+          sh = new shared_dir{{1}, fd};
+        sh->refs.fetch_add(1, std::memory_order_relaxed);
+        spawn_job(st, sh, trusted, name_stack::record_name(rec), len);
+        off = next;
+        continue;
       }
-      off = next;
+      bool child_trusted = trusted;
+      const int cfd = open_child(fd, name_stack::record_name(rec), child_trusted);
+      if (cfd >= 0)
+        walk_dir(st, t, cfd, child_trusted, depth + 1);
+      else
+        report_child(st, fd, name_stack::record_name(rec), -cfd);
     }
+    off = next;
   }
   ns.set_top(base);
   if (sh != nullptr)
@@ -330,19 +335,16 @@ struct dir_job final : saturn::runnable {
     int fd = j->fd;
     bool trusted = j->trusted;
     if (j->parent != nullptr) {
-      fd = -1;
-      if (!st.failed.load(std::memory_order_relaxed)) {
-        fd = open_child(j->parent->fd, j->name(), trusted);
-        if (fd < 0)
-          fail(st, join_path(fd_path(st, j->parent->fd), j->name()), -fd);
-      }
+      fd = open_child(j->parent->fd, j->name(), trusted);
+      if (fd < 0)
+        report_child(st, j->parent->fd, j->name(), -fd);
       j->parent->release();
     }
     if (fd >= 0) {
       try {
         walk_dir(st, t, fd, trusted, 0);
       } catch (const std::bad_alloc&) {
-        fail(st, "(out of memory)", ENOMEM);
+        report(st, "(out of memory)", ENOMEM);
       }
     }
     // ordering: relaxed counts, published by the acq_rel decrement of `outstanding` below
@@ -385,27 +387,31 @@ walk_result run_walk(const std::string& root, const walk_options& opts) {
   // ROOT as find takes it: lstat, so a symlink is one file unless a trailing slash asks
   // to follow it ("ld/"), and anything but a directory is one file. A non-directory is
   // never opened: opening a fifo would block.
+  walk_state st;
+  st.root = root;
+  st.on_error = &opts.on_error;
   struct ::stat sb;
-  if (::lstat(root.c_str(), &sb) != 0) {
-    out.error = "cannot read " + escape_name(root) + ": " + std::strerror(errno);
+  if (::lstat(root.c_str(), &sb) != 0) {  // nothing to count
+    report(st, root, errno);
+    out.errors = st.errors;
     return out;
   }
+  out.counted = true;
   if (!S_ISDIR(sb.st_mode)) {
     out.files = 1;
-    out.ok = true;
     return out;
   }
   // O_NOFOLLOW, O_DIRECTORY: if ROOT was swapped for a symlink or a fifo since, fail here.
   const int rfd = ::open(root.c_str(), k_open_flags);
-  if (rfd < 0) {
-    out.error = "cannot read " + escape_name(root) + ": " + std::strerror(errno);
+  if (rfd < 0) {  // ROOT is a directory, its contents unknown
+    report(st, root, errno);
+    out.dirs = 1;
+    out.errors = st.errors;
     return out;
   }
   const char* full = std::getenv("SATURN_WALK_FULL_READS");
   g_full_reads = full != nullptr && full[0] == '1';
 
-  walk_state st;
-  st.root = root;
   st.root_abs = fd_path(st, rfd);  // root_abs is empty here, so this is the raw link
   auto pool = std::make_unique<saturn::thread_pool>(saturn::pool_options{
       .threads = worker_count(opts.threads), .mode = saturn::pool_mode::cpu_bound, .spin_before_park_us = k_spin_before_park_us});
@@ -417,10 +423,9 @@ walk_result run_walk(const std::string& root, const walk_options& opts) {
   // ordering: futex_wait_while_zero returned after an acquire load of done == 1.
   out.files = st.files.load(std::memory_order_relaxed);
   out.dirs = st.dirs.load(std::memory_order_relaxed);
-  out.ok = !st.failed.load(std::memory_order_relaxed);
-  if (!out.ok) {
+  {
     std::lock_guard lock(st.error_mutex);
-    out.error = st.error;
+    out.errors = st.errors;
   }
   if (opts.leave_pool_running) {
     // lifetime: every job has ended (done == 1), so no worker touches `st` again; the

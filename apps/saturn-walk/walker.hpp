@@ -26,6 +26,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <string>
 
@@ -40,19 +41,24 @@ struct walk_options {
   /// ends the process right after (std::_Exit), which then skips waking and joining every
   /// worker — milliseconds on a busy machine, where each wake waits for a CPU.
   bool leave_pool_running = false;
+  /// Called once for each directory (or entry) that cannot be read, with
+  /// "cannot read <path>: <reason>" (the path escaped, escape.hpp); the walk goes on
+  /// without it. Runs on a pool worker or the caller's thread, one call at a time.
+  std::function<void(const std::string&)> on_error;
 };
 
 struct walk_result {
   std::uint64_t files = 0;
-  std::uint64_t dirs = 0;
-  bool ok = false;
-  std::string error;  ///< when !ok: "cannot read <path>: <reason>", the path escaped (escape.hpp)
+  std::uint64_t dirs = 0;  ///< an unreadable directory counts, its contents do not
+  bool counted = false;     ///< false: ROOT itself could not be looked up, nothing counted
+  std::uint64_t errors = 0; ///< on_error calls: the counts miss what those hid
 };
 
 /// Walks `root` as find does: a ROOT that is not a directory, or a symlink (unless
 /// spelled with a trailing slash, "link/"), counts as one file and no directory; below
 /// ROOT no symlink is followed.
-/// Blocks the calling thread (not a pool worker) until the walk ends or fails.
+/// Blocks the calling thread (not a pool worker) until the walk ends; throws only if
+/// the pool cannot start.
 walk_result run_walk(const std::string& root, const walk_options& opts);
 
 }  // namespace walk

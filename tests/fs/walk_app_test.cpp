@@ -8,7 +8,10 @@
 
 #include <cerrno>
 #include <cstring>
+#include <algorithm>
 #include <random>
+#include <sstream>
+#include <vector>
 
 using fs_test::bin;
 using fs_test::counts;
@@ -217,35 +220,110 @@ bool run_unprivileged(const std::vector<std::string>& argv, fs_test::run_result&
   out = run(argv, ::geteuid() == 0 ? 65534 : -1);
   return out.status != 126 && out.status != 127;
 }
+
+
+/// find's counts as uid 65534 (what an unprivileged walk can see), or "" if impossible.
+std::string find_counts_unprivileged(const std::string& root) {
+  fs_test::run_result r;
+  if (!run_unprivileged({"/usr/bin/find", root, "-printf", "%y"}, r))
+    return "";
+  unsigned long long files = 0, dirs = 0;
+  for (const char c : r.out)
+    (c == 'd' ? dirs : files)++;
+  return counts(files, dirs);
+}
+
+/// The lines of `text` in order.
+std::vector<std::string> lines(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string l; std::getline(in, l);)
+    out.push_back(l);
+  return out;
+}
 }  // namespace
 
-TEST(walk_app, unreadable_directory_fails_with_its_path) {
+TEST(walk_app, unreadable_directory_is_reported_counted_and_skipped) {
   scratch_dir d;
   mkdir_p(d / "ok");
   touch(d / "ok/f");
   mkdir_p(d / "ok/locked");
   touch(d / "ok/locked/hidden");
+  mkdir_p(d / "ok/locked/below");
   ASSERT_EQ(::chmod((d / "ok/locked").c_str(), 0), 0);
   fs_test::run_result r;
   if (!run_unprivileged({k_walk, d.path()}, r))
     GTEST_SKIP() << "cannot drop to uid 65534 to make permissions apply";
   EXPECT_EQ(r.status, 1) << r.out << r.err;
-  EXPECT_EQ(r.out, "");  // never a silently wrong count
-  EXPECT_NE(r.err.find(d / "ok/locked"), std::string::npos) << r.err;
-  EXPECT_NE(r.err.find("Permission denied"), std::string::npos) << r.err;
+  EXPECT_EQ(r.out, counts(1, 3));  // f; ROOT, ok, locked (its contents unknown)
+  EXPECT_EQ(r.out, find_counts_unprivileged(d.path()));
+  EXPECT_EQ(r.err, "saturn-walk: cannot read " + (d / "ok/locked") + ": Permission denied\n");
 }
 
-TEST(walk_app, unsearchable_directory_fails_with_the_child_path) {
+TEST(walk_app, every_unreadable_directory_is_reported_and_the_rest_walked) {
+  // Like find: each unreadable directory on stderr once, everything else counted, exit 1.
+  scratch_dir d;
+  std::vector<std::string> locked;
+  for (int i = 0; i < 12; ++i) {
+    const std::string top = d / ("t" + std::to_string(i));
+    mkdir_p(top);
+    for (int j = 0; j < 6; ++j) {
+      const std::string sub = top + "/s" + std::to_string(j);
+      mkdir_p(sub);
+      touch(sub + "/f");
+      mkdir_p(sub + "/deeper");
+      touch(sub + "/deeper/g");
+      if ((i + j) % 5 == 0)
+        locked.push_back((i + j) % 2 == 0 ? sub : sub + "/deeper");
+    }
+  }
+  for (const std::string& p : locked)
+    ASSERT_EQ(::chmod(p.c_str(), 0), 0);
+  const std::string want = find_counts_unprivileged(d.path());
+  for (const char* threads : {"1", "2", "4"}) {
+    fs_test::run_result r;
+    if (!run_unprivileged({k_walk, "--threads", threads, d.path()}, r))
+      GTEST_SKIP() << "cannot drop to uid 65534 to make permissions apply";
+    EXPECT_EQ(r.status, 1) << r.err;
+    EXPECT_EQ(r.out, want) << "threads " << threads;
+    std::vector<std::string> got = lines(r.err), expected;
+    for (const std::string& p : locked)
+      expected.push_back("saturn-walk: cannot read " + p + ": Permission denied");
+    std::sort(got.begin(), got.end());
+    std::sort(expected.begin(), expected.end());
+    EXPECT_EQ(got, expected) << "threads " << threads;
+  }
+}
+
+TEST(walk_app, unreadable_root_is_one_directory_and_an_error) {
+  scratch_dir d;
+  mkdir_p(d / "r");
+  touch(d / "r/f");
+  ASSERT_EQ(::chmod((d / "r").c_str(), 0), 0);
+  fs_test::run_result r;
+  if (!run_unprivileged({k_walk, d / "r"}, r))
+    GTEST_SKIP() << "cannot drop to uid 65534 to make permissions apply";
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.out, counts(0, 1));
+  EXPECT_EQ(r.err, "saturn-walk: cannot read " + (d / "r") + ": Permission denied\n");
+}
+
+TEST(walk_app, unsearchable_directory_reports_the_child_path) {
   scratch_dir d;
   mkdir_p(d / "noexec");
   mkdir_p(d / "noexec/sub");
+  touch(d / "noexec/file");
+  mkdir_p(d / "other");
+  touch(d / "other/f");
   ASSERT_EQ(::chmod((d / "noexec").c_str(), 0644), 0);  // listable, but cannot open children
   fs_test::run_result r;
   if (!run_unprivileged({k_walk, "--threads", "2", d.path()}, r))
     GTEST_SKIP() << "cannot drop to uid 65534 to make permissions apply";
   EXPECT_EQ(r.status, 1) << r.out << r.err;
-  EXPECT_EQ(r.out, "");
-  EXPECT_NE(r.err.find(d / "noexec/sub"), std::string::npos) << r.err;
+  // file, other/f; ROOT, noexec, other: like find, not noexec/sub, which cannot be looked at.
+  EXPECT_EQ(r.out, counts(2, 3));
+  EXPECT_EQ(r.out, find_counts_unprivileged(d.path()));
+  EXPECT_EQ(r.err, "saturn-walk: cannot read " + (d / "noexec/sub") + ": Permission denied\n");
 }
 
 TEST(walk_app, error_path_is_spelled_from_root_as_given) {
