@@ -3,6 +3,7 @@
 #include <saturn/http/parser.hpp>
 
 #include "http/chars.hpp"
+#include "http/uri.hpp"
 
 #include <cstring>
 
@@ -21,6 +22,7 @@ void request_parser::reset() noexcept {
   m_chunked = false;
   m_has_length = false;
   m_expect_continue = false;
+  m_head = false;
   m_host_count = 0;
   m_error_status = 0;
   m_error_reason = "";
@@ -97,7 +99,7 @@ parse_status request_parser::find_head_end(const char* data, std::size_t len) no
         end = i + 3;
     }
     if (m_line_count == max_header_fields + 1)
-      return fail(431, "too many header fields");
+      return fail_unparsed(data, len, 431, "too many header fields");
     m_line_ends[m_line_count++] = static_cast<std::uint32_t>(i);
     if (end != 0) {
       m_head_len = end;
@@ -107,13 +109,21 @@ parse_status request_parser::find_head_end(const char* data, std::size_t len) no
   }
   if (m_head_len == 0) {
     if (len >= m_start + m_limits.max_head)
-      return fail(431, "request header section too large");
+      return fail_unparsed(data, len, 431, "request header section too large");
     m_scan = limit;
     return parse_status::incomplete;
   }
   if (m_head_len - m_start > m_limits.max_head)
-    return fail(431, "request header section too large");
+    return fail_unparsed(data, len, 431, "request header section too large");
   return parse_status::complete;
+}
+
+// An error found before the request line was parsed (the header section is too large):
+// the method is still known from the first bytes, so a HEAD gets its answer without a
+// body like any other answer to HEAD.
+parse_status request_parser::fail_unparsed(const char* data, std::size_t len, int status, const char* reason) noexcept {
+  m_head = len - m_start >= 5 && std::memcmp(data + m_start, "HEAD ", 5) == 0;
+  return fail(status, reason);
 }
 
 parse_status request_parser::parse_head(const char* data) noexcept {
@@ -139,6 +149,9 @@ parse_status request_parser::parse_head(const char* data) noexcept {
   return check_framing(data);
 }
 
+// request-line = method SP request-target SP HTTP-version (RFC 9112 §3). The target of
+// the common case, origin-form, is checked in the same pass that finds its end; the other
+// forms are rare and checked apart (uri.hpp).
 parse_status request_parser::parse_request_line(const char* line, std::size_t n) noexcept {
   std::size_t i = 0;
   while (i < n && is(line[i], c_tchar))
@@ -147,11 +160,17 @@ parse_status request_parser::parse_request_line(const char* line, std::size_t n)
     return fail(400, "malformed request line (method)");
   std::size_t line_off = m_start;
   m_method = {static_cast<std::uint32_t>(line_off), static_cast<std::uint32_t>(i)};
+  const std::string_view method(line, i);
+  m_head = method == "HEAD";  // from here on an error answer to it carries no body
   std::size_t t = ++i;
-  while (i < n && is(line[i], c_vchar))
-    ++i;
+  if (i < n && line[i] == '/') {
+    i = detail::scan_origin(line, i, n);
+  } else {
+    while (i < n && is(line[i], c_vchar))
+      ++i;
+  }
   if (i == t || i >= n || line[i] != ' ')
-    return fail(400, "malformed request line (target)");
+    return fail(400, i > t && i < n ? "invalid character in the request target" : "malformed request line (target)");
   m_target = {static_cast<std::uint32_t>(line_off + t), static_cast<std::uint32_t>(i - t)};
   ++i;
   if (n - i != 8 || std::memcmp(line + i, "HTTP/", 5) != 0 || line[i + 5] < '0' || line[i + 5] > '9' ||
@@ -161,13 +180,13 @@ parse_status request_parser::parse_request_line(const char* line, std::size_t n)
     return fail(505, "HTTP version not supported");
   m_version_minor = line[i + 7] == '0' ? 0 : 1;
   m_keep_alive = m_version_minor == 1;
-  const char* target = line + t;
-  std::size_t tn = m_target.len;
-  if (target[0] != '/' && !(tn == 1 && target[0] == '*')) {
-    // absolute-form (scheme "://" authority path) or authority-form (CONNECT): keep them
-    // syntactically plausible; the path is extracted in finish().
-    if (std::string_view(target, tn).find("://") == std::string_view::npos &&
-        std::string_view(line, m_method.len) != "CONNECT")
+  const std::string_view target(line + t, m_target.len);
+  if (target[0] != '/') {
+    // asterisk-form only for OPTIONS, authority-form only for CONNECT, else absolute-form.
+    bool ok = target == "*"          ? method == "OPTIONS"
+              : method == "CONNECT" ? detail::valid_authority_form(target)
+                                    : detail::valid_absolute_form(target);
+    if (!ok)
       return fail(400, "malformed request target");
   }
   return parse_status::complete;
@@ -225,7 +244,7 @@ bool for_each_element(std::string_view v, F&& f) {
 parse_status request_parser::check_framing(const char* data) noexcept {
   std::uint64_t length = 0;
   bool has_length = false, te = false, chunked_last = false, chunked_seen_twice = false;
-  bool other_coding = false, bad_length = false, expect_continue = false;
+  bool other_coding = false, bad_length = false, bad_host = false, expect_continue = false;
   int chunked_count = 0;
   for (std::size_t f = 0; f < m_field_count; ++f) {
     std::string_view name(data + m_fields[f].name.off, m_fields[f].name.len);
@@ -275,6 +294,8 @@ parse_status request_parser::check_framing(const char* data) noexcept {
       });
     } else if (iequals(name, "host")) {
       ++m_host_count;
+      if (!detail::valid_host(value))
+        bad_host = true;
     } else if (iequals(name, "expect")) {
       expect_continue = iequals(value, "100-continue");
     }
@@ -305,6 +326,8 @@ parse_status request_parser::check_framing(const char* data) noexcept {
     return fail(400, m_host_count == 0 ? "missing Host" : "more than one Host");
   if (m_host_count > 1)
     return fail(400, "more than one Host");
+  if (bad_host)
+    return fail(400, "invalid Host");
   if (has_length && length > m_limits.max_body)
     return fail(413, "request body too large");
   m_has_length = has_length;
@@ -321,17 +344,22 @@ void request_parser::finish(const char* data) noexcept {
   request& r = m_req;
   r.method = std::string_view(data + m_method.off, m_method.len);
   r.target = std::string_view(data + m_target.off, m_target.len);
-  std::string_view path = r.target;
-  if (path.front() != '/' && path != "*") {
-    std::size_t scheme = path.find("://");
+  // origin-form and asterisk-form are path [ "?" query ] already; absolute-form's path
+  // starts after its authority (empty means "/", RFC 9112 §3.2.1); authority-form (CONNECT)
+  // is left whole as the path.
+  std::string_view rest = r.target;
+  if (rest.front() != '/' && rest != "*") {
+    std::size_t scheme = rest.find("://");
     if (scheme != std::string_view::npos) {
-      std::size_t slash = path.find('/', scheme + 3);
-      path = slash == std::string_view::npos ? std::string_view("/") : path.substr(slash);
+      std::size_t end = rest.find_first_of("/?", scheme + 3);
+      rest = end == std::string_view::npos ? std::string_view() : rest.substr(end);
     }
   }
-  std::size_t q = path.find('?');
-  r.path = path.substr(0, q);
-  r.query = q == std::string_view::npos ? std::string_view() : path.substr(q + 1);
+  std::size_t q = rest.find('?');
+  r.path = rest.substr(0, q);
+  if (r.path.empty())
+    r.path = "/";
+  r.query = q == std::string_view::npos ? std::string_view() : rest.substr(q + 1);
   r.body = std::string_view(data + m_head_len, m_body_len);
   r.version_minor = m_version_minor;
   r.keep_alive = m_keep_alive;

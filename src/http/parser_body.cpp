@@ -101,9 +101,15 @@ inline std::size_t skip_bws(const char* p, std::size_t i, std::size_t n) {
   return i;
 }
 
-/// Validates `*( BWS ";" BWS name [ BWS "=" BWS value ] )` over p[i, n).
+/// Validates `*( BWS ";" BWS name [ BWS "=" BWS value ] )` over p[i, n). BWS only ever
+/// precedes ';' or '=' or follows them: whitespace that ends the line ("5 ", "5;a ") is not
+/// in the grammar and is refused (RFC 9112 §7.1).
 bool valid_extensions(const char* p, std::size_t i, std::size_t n) {
-  while ((i = skip_bws(p, i, n)) < n) {
+  for (;;) {
+    std::size_t ws_end = skip_bws(p, i, n);
+    if (ws_end == n)
+      return ws_end == i;
+    i = ws_end;
     if (p[i] != ';')
       return false;
     i = skip_bws(p, i + 1, n);
@@ -138,7 +144,6 @@ bool valid_extensions(const char* p, std::size_t i, std::size_t n) {
       }
     }
   }
-  return true;
 }
 
 }  // namespace
@@ -158,9 +163,7 @@ parse_status request_parser::parse_chunk_line(const char* data, std::size_t len)
   while (i < n && is(p[i], c_hex)) {
     if (size >> 60)
       return fail(400, "chunk size overflows");
-    char c = p[i];
-    unsigned d = c <= '9' ? static_cast<unsigned>(c - '0') : static_cast<unsigned>((c | 0x20) - 'a' + 10);
-    size = size * 16 + d;
+    size = size * 16 + detail::hex_value(p[i]);
     ++i;
   }
   if (i == 0)

@@ -1,4 +1,5 @@
-// request_parser: every RFC 9112 rule the parser enforces, pipelining, and a randomized
+// request_parser: every RFC 9112 rule the parser enforces (Host and request-target
+// grammar included; uri_test.cpp checks the URI pieces alone), pipelining, and a randomized
 // split of a valid stream into arbitrary chunks that must yield the same requests as the
 // whole stream parsed at once (the oracle).
 #include <saturn/http/parser.hpp>
@@ -220,8 +221,11 @@ TEST(http_parser, invalid_chunks_are_400) {
   for (const char* body : {"g\r\n", "\r\n", "5\nhello\r\n0\r\n\r\n", "5\r\nhelloXX0\r\n\r\n", "5;\r\nhello\r\n",
                            "5;a=\r\nhello\r\n", "5;a=\"x\r\n", "5 x\r\n", "11111111111111111\r\n",
                            "-5\r\n", "0x5\r\n", "0\r\nbad trailer\r\n\r\n", "0\r\n\r\r\n",
-                           "5\r\nhello\r\n0\r\nT: v\n\r\n"})
+                           "5\r\nhello\r\n0\r\nT: v\n\r\n", "5 \r\nhello\r\n0\r\n\r\n", "5\t\r\n",
+                           "5;a \r\n", "5;a=b \r\n", "5;a=\"b\" \r\n", "0 \r\n\r\n"})
     EXPECT_EQ(status_of(h + body), 400) << body;
+  // BWS is fine where the grammar puts it: around ';' and '='.
+  EXPECT_EQ(parse_all(h + "5 ;a\r\nhello\r\n1\t;\tb = \"c\" ; d\r\n!\r\n0\r\n\r\n").requests.at(0).body, "hello!");
 }
 
 TEST(http_parser, obs_fold_and_space_before_colon_rejected) {
@@ -234,6 +238,68 @@ TEST(http_parser, absolute_form_target_gives_its_path) {
   ASSERT_EQ(o.requests.size(), 1u);
   EXPECT_EQ(o.requests[0].path, "/a/b");
   EXPECT_EQ(o.requests[0].query, "q");
+  // No path: "/" (RFC 9112 §3.2.1), and a '/' in the query is not the path's.
+  o = parse_all("GET http://example.com?x=/a HTTP/1.1\r\nHost: example.com\r\n\r\n");
+  ASSERT_EQ(o.requests.size(), 1u);
+  EXPECT_EQ(o.requests[0].path, "/");
+  EXPECT_EQ(o.requests[0].query, "x=/a");
+  EXPECT_EQ(parse_all("GET https://[::1]:8443 HTTP/1.1\r\nHost: a\r\n\r\n").requests.at(0).path, "/");
+}
+
+TEST(http_parser, host_must_be_a_valid_authority) {
+  for (const char* h : {"a b", "u@a", "a:xx", "a/b", "a:1:2", "[::1", "[::1]x", "[::1]:x", "[1::2::3]", "[::g]",
+                        "a%2", "a%zz", "a?b", "a#b", "a\"b", "[v.x]", "[v1.]", "a\x80"})
+    EXPECT_EQ(status_of(std::string("GET / HTTP/1.1\r\nHost: ") + h + "\r\n\r\n"), 400) << h;
+  for (const char* h : {"", "a", "a:", ":80", "a:8080", "127.0.0.1", "[::1]", "[::1]:80", "[1:2:3:4:5:6:7:8]",
+                        "[::ffff:1.2.3.4]", "[v1.fe:x]", "ex%41mple.com", "a-b.c_d~e", "!$&'()*+,;="})
+    EXPECT_EQ(parse_all(std::string("GET / HTTP/1.1\r\nHost: ") + h + "\r\n\r\n").requests.size(), 1u) << h;
+  // HTTP/1.0 need not send Host, but a Host it sends is checked.
+  EXPECT_EQ(status_of("GET / HTTP/1.0\r\nHost: a b\r\n\r\n"), 400);
+}
+
+TEST(http_parser, request_target_must_fit_its_form) {
+  for (const char* t : {"/a#b", "/a#", "/%zz", "/a%", "/a%4", "/a%4g", "/{}", "/a|b", "/a\"b", "/a\\b", "/a^b",
+                        "/a`b", "/<a>", "/[a]", "/\x80", "/\xff", "/a?b#c", "*", "*x", "x", "a:80", "http:/a",
+                        "http://", "http://u@a/", "http://:80/", "http://a b/", "1http://a/", "http://a/%x",
+                        "http://a/#"})
+    EXPECT_EQ(status_of(std::string("GET ") + t + " HTTP/1.1\r\nHost: a\r\n\r\n"), 400) << t;
+  for (const char* t : {"/", "/a/b;c=d", "/a?b?c/d", "/%41%2f", "/-._~!$&'()*+,;=:@", "http://a", "h+t.t-p://a:1/b?c"})
+    EXPECT_EQ(parse_all(std::string("GET ") + t + " HTTP/1.1\r\nHost: a\r\n\r\n").requests.size(), 1u) << t;
+  // asterisk-form with OPTIONS only; authority-form with CONNECT only.
+  auto o = parse_all("OPTIONS * HTTP/1.1\r\nHost: a\r\n\r\n");
+  ASSERT_EQ(o.requests.size(), 1u);
+  EXPECT_EQ(o.requests[0].path, "*");
+  o = parse_all("CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n");
+  ASSERT_EQ(o.requests.size(), 1u);
+  EXPECT_EQ(o.requests[0].path, "example.com:443");
+  EXPECT_EQ(parse_all("CONNECT [::1]:443 HTTP/1.1\r\nHost: a\r\n\r\n").requests.size(), 1u);
+  for (const char* t : {"example.com", "u@example.com:443", "example.com:443/x", "[::1]"})
+    EXPECT_EQ(status_of(std::string("CONNECT ") + t + " HTTP/1.1\r\nHost: a\r\n\r\n"), 400) << t;
+}
+
+TEST(http_parser, an_error_remembers_whether_the_request_was_head) {
+  auto head_after = [](std::string s) {
+    request_parser p;
+    EXPECT_EQ(p.parse(s.data(), s.size()), parse_status::error) << s.substr(0, 40);
+    return std::pair{p.head_request(), p.error_status()};
+  };
+  EXPECT_EQ(head_after("HEAD / HTTP/1.1\r\n\r\n"), (std::pair{true, 400}));
+  EXPECT_EQ(head_after("GET / HTTP/1.1\r\n\r\n"), (std::pair{false, 400}));
+  EXPECT_EQ(head_after("HEAD /# HTTP/1.1\r\nHost: a\r\n\r\n"), (std::pair{true, 400}));
+  EXPECT_EQ(head_after("HEAD / HTTP/3.0\r\nHost: a\r\n\r\n"), (std::pair{true, 505}));
+  EXPECT_EQ(head_after("HEAD / HTTP/1.1\r\nHost: a\r\nContent-Length: 99999999\r\n\r\n"), (std::pair{true, 413}));
+  EXPECT_EQ(head_after("HEAD / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: br, chunked\r\n\r\n"), (std::pair{true, 501}));
+  // Over-long before the request line was parsed: known from the first bytes.
+  EXPECT_EQ(head_after("\r\nHEAD /" + std::string(9000, 'a')), (std::pair{true, 431}));
+  EXPECT_EQ(head_after("HEADX /" + std::string(9000, 'a')), (std::pair{false, 431}));
+  EXPECT_EQ(head_after("GET /" + std::string(9000, 'a')), (std::pair{false, 431}));
+  EXPECT_EQ(head_after("HEAD/ HTTP/1.1\r\nHost: a\r\n\r\n"), (std::pair{false, 400}));
+  request_parser p;
+  std::string s = "HEAD / HTTP/1.1\r\nHost: a\r\n\r\n";
+  ASSERT_EQ(p.parse(s.data(), s.size()), parse_status::complete);
+  EXPECT_TRUE(p.head_request());
+  p.reset();
+  EXPECT_FALSE(p.head_request());
 }
 
 TEST(http_parser, pipelined_requests_parse_in_order) {

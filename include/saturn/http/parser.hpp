@@ -19,7 +19,11 @@
 /// obs-fold, bare CR, a Content-Length that is not all digits, overflows, or differs among
 /// its values, Content-Length together with Transfer-Encoding, a Transfer-Encoding that is
 /// not exactly `chunked` (or chunked applied twice, or in HTTP/1.0), an invalid chunk size,
-/// extension or CRLF, or a missing/duplicate Host in HTTP/1.1 → 400. Codings other than
+/// extension or CRLF (whitespace after a chunk size only before a ';'), a missing/duplicate
+/// Host in HTTP/1.1, an invalid Host value (not uri-host [":" port]), or a request-target
+/// outside its form's grammar (origin-form bytes other than pchar, '/', '?' and valid %XX —
+/// so '#' or "%zz" —, '*' with a method other than OPTIONS, authority-form other than
+/// host:port for CONNECT, absolute-form with userinfo or no host) → 400. Codings other than
 /// chunked → 501; HTTP major version other than 1 → 505. A bare LF ends a line of the
 /// header section (RFC 9112 §2.2 allows it); chunk framing requires CRLF.
 ///
@@ -61,6 +65,10 @@ class request_parser {
   int error_status() const noexcept { return m_error_status; }
   /// Why the request was refused (a short static string, for logs and the error body).
   std::string_view error_reason() const noexcept { return m_error_reason; }
+  /// True when the request's method is known to be HEAD (its request line was parsed that
+  /// far, or over-long input begins with "HEAD "), after an error too: the answer to a
+  /// HEAD carries no body, error answers included (RFC 9110 §9.3.2).
+  bool head_request() const noexcept { return m_head; }
   /// True once the header section has been parsed (the body may still be incomplete).
   bool head_complete() const noexcept { return m_phase > phase::head; }
   /// True once the head is parsed if the request carries `Expect: 100-continue` (HTTP/1.1)
@@ -75,6 +83,7 @@ class request_parser {
   enum class phase : std::uint8_t { head, body_length, chunk_size, chunk_data, chunk_crlf, trailers, done, failed };
 
   parse_status fail(int status, const char* reason) noexcept;
+  parse_status fail_unparsed(const char* data, std::size_t len, int status, const char* reason) noexcept;
   parse_status find_head_end(const char* data, std::size_t len) noexcept;
   parse_status parse_head(const char* data) noexcept;
   parse_status parse_request_line(const char* line, std::size_t n) noexcept;
@@ -99,6 +108,7 @@ class request_parser {
   bool m_chunked = false;
   bool m_has_length = false;
   bool m_expect_continue = false;
+  bool m_head = false;
   std::uint32_t m_host_count = 0;
   int m_error_status = 0;
   const char* m_error_reason = "";

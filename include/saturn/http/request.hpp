@@ -42,7 +42,10 @@ class request {
  public:
   std::string_view method;   ///< token, e.g. "GET" (case-sensitive per RFC 9110)
   std::string_view target;   ///< request-target as received
-  std::string_view path;     ///< target's path (before '?'); "*" for asterisk-form
+  /// The target's path (before '?') as received, percent-encoding included; "*" for
+  /// asterisk-form (OPTIONS), "host:port" for authority-form (CONNECT), "/" for an
+  /// absolute-form target with no path.
+  std::string_view path;
   std::string_view query;    ///< after '?', without it; empty if none
   std::string_view body;     ///< the body, de-chunked (chunked bodies are decoded in place)
   std::uint8_t version_minor = 1;  ///< 0 for HTTP/1.0, 1 for HTTP/1.1
