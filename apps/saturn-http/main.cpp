@@ -2,7 +2,8 @@
 //   GET /plaintext  → 200 text/plain "Hello, World!"
 //   GET /json       → 200 application/json {"message":"Hello, World!"}
 //   GET /delay/{ms} → 200 text/plain "<ms>" after at least ms milliseconds
-//   anything else   → 404
+//   other methods on those paths → 405 with Allow; a method nobody knows → 501;
+//   OPTIONS * → 200 with Allow; anything else → 404
 // Runs on a thread_pool in io mode with --threads workers.
 #include <saturn/http/server.hpp>
 #include <saturn/net/address.hpp>

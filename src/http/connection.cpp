@@ -29,6 +29,25 @@ std::span<const std::byte> bytes_of(const std::string& s) {
   return {reinterpret_cast<const std::byte*>(s.data()), s.size()};
 }
 
+/// The answer to a request no handler serves (`status` is the router's 404 / 405 / 501).
+/// `path` is the normalized path the router saw.
+response unrouted(const router& r, const request& req, std::string_view path, int status) {
+  if (req.path == "*") {
+    // OPTIONS * (the parser allows '*' with OPTIONS only): the server's methods, no body
+    // (RFC 9110 §9.3.7).
+    response resp;
+    resp.content_type = {};
+    resp.add_header("Allow", r.allowed_methods("*"));
+    return resp;
+  }
+  if (req.path.front() != '/')
+    status = 501;  // authority-form: CONNECT; no tunnels here
+  response resp(status, "text/plain", std::string(reason_phrase(status)));
+  if (status == 405)
+    resp.add_header("Allow", r.allowed_methods(path));  // RFC 9110 §15.5.6: MUST
+  return resp;
+}
+
 }  // namespace
 
 task<void> server::serve_connection(net::tcp_stream s) {
@@ -41,6 +60,7 @@ task<void> server::serve_connection(net::tcp_stream s) {
   detail::conn_buffer in(m_opts.read_buffer, limits.max_head + 2 * limits.max_body + 32 * 1024);
   request_parser parser(limits);
   std::string out;
+  std::string path_scratch;  // a path with %XX, normalized for routing (no '%': unused)
   bool open = true, linger = false;  // linger: we close first, gracefully
   const bool multishot = m_opts.multishot_receive;
 
@@ -77,7 +97,7 @@ task<void> server::serve_connection(net::tcp_stream s) {
         break;
       }
       if (st == parse_status::error) {
-        write_error(out, parser.error_status(), parser.error_reason(), m_opts.server_name);
+        write_error(out, parser.error_status(), parser.error_reason(), m_opts.server_name, parser.head_request());
         open = false;
         linger = true;
         break;
@@ -85,7 +105,8 @@ task<void> server::serve_connection(net::tcp_stream s) {
       entry.state.store(detail::conn_state::busy, std::memory_order_relaxed);
       const request& req = parser.get();
       write_options wo{req.keep_alive, req.version_minor, req.method == "HEAD"};
-      route_match m = m_router.match(req.method, req.path);
+      const std::string_view path = normalize_path(req.path, path_scratch);
+      route_match m = m_router.match(req.method, path);
       if (m.fn) {
         bool threw = false;
         try {
@@ -98,12 +119,11 @@ task<void> server::serve_connection(net::tcp_stream s) {
           threw = true;
         }
         if (threw) {
-          write_error(out, 500, "handler failed", m_opts.server_name);
+          write_error(out, 500, "handler failed", m_opts.server_name, wo.head);
           open = false;
         }
       } else {
-        response resp(m.status, "text/plain", std::string(reason_phrase(m.status)));
-        write_response(out, resp, wo, m_opts.server_name);
+        write_response(out, unrouted(m_router, req, path, m.status), wo, m_opts.server_name);
       }
       completed_any = true;
       if (!wo.keep_alive)

@@ -169,11 +169,11 @@ void write_response(std::string& out, const response& r, const write_options& op
     std::abort();
 }
 
-void write_error(std::string& out, int status, std::string_view reason, std::string_view server) {
+void write_error(std::string& out, int status, std::string_view reason, std::string_view server, bool head) {
   std::string body(reason);
   body.push_back('\n');
   response r(status, "text/plain", std::move(body));
-  write_response(out, r, write_options{.keep_alive = false}, server);
+  write_response(out, r, write_options{.keep_alive = false, .head = head}, server);
 }
 
 }  // namespace saturn::http

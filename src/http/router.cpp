@@ -1,8 +1,12 @@
 // Route matching: routes without parameters compare the whole path at once; the others
-// walk the path one segment at a time. Linear in the number of routes (servers here have
+// walk the path one segment at a time. The rare answers' helpers (recognized methods, the
+// Allow list) and the percent-decoding of paths that contain '%' are here too. Linear in the number of routes (servers here have
 // a handful; a trie would be the next step for hundreds).
 #include <saturn/http/router.hpp>
 
+#include "http/chars.hpp"
+
+#include <array>
 #include <stdexcept>
 
 namespace saturn::http {
@@ -73,7 +77,82 @@ route_match router::match(std::string_view method, std::string_view path) const 
     m.status = 405;
   }
   m.params.m_count = 0;
+  if (!recognizes(method))
+    m.status = 501;
   return m;
 }
+
+bool router::recognizes(std::string_view method) const noexcept {
+  static constexpr std::array<std::string_view, 9> standard = {"GET",     "HEAD",    "POST",  "PUT",  "DELETE",
+                                                               "CONNECT", "OPTIONS", "TRACE", "PATCH"};
+  for (std::string_view s : standard)
+    if (s == method)
+      return true;
+  for (const route& r : m_routes)
+    if (r.method == method)
+      return true;
+  return false;
+}
+
+namespace {
+
+/// Appends `m` to the comma-separated `list` unless it is there already.
+void add_method(std::string& list, std::string_view m) {
+  std::string_view rest = list;
+  while (!rest.empty()) {
+    std::size_t c = rest.find(", ");
+    if (rest.substr(0, c) == m)
+      return;
+    rest = c == std::string_view::npos ? std::string_view() : rest.substr(c + 2);
+  }
+  if (!list.empty())
+    list += ", ";
+  list += m;
+}
+
+}  // namespace
+
+std::string router::allowed_methods(std::string_view path) const {
+  std::string list;
+  const bool server_wide = path == "*";
+  route_params scratch;
+  for (const route& r : m_routes) {
+    if (!server_wide && !match_route(r, path, scratch))
+      continue;
+    add_method(list, r.method);
+    if (r.method == "GET")
+      add_method(list, "HEAD");
+  }
+  if (server_wide)
+    add_method(list, "OPTIONS");
+  return list;
+}
+
+namespace detail {
+
+std::string_view normalize_escaped_path(std::string_view path, std::string& scratch) {
+  auto upper = [](char c) { return c >= 'a' && c <= 'f' ? static_cast<char>(c - 'a' + 'A') : c; };
+  scratch.clear();
+  scratch.reserve(path.size());
+  for (std::size_t i = 0; i < path.size(); ++i) {
+    char c = path[i];
+    if (c == '%' && i + 2 < path.size() && is(path[i + 1], c_hex) && is(path[i + 2], c_hex)) {
+      char d = static_cast<char>(hex_value(path[i + 1]) * 16 + hex_value(path[i + 2]));
+      if (is(d, c_unreserved)) {
+        scratch.push_back(d);
+      } else {
+        scratch.push_back('%');
+        scratch.push_back(upper(path[i + 1]));
+        scratch.push_back(upper(path[i + 2]));
+      }
+      i += 2;
+    } else {
+      scratch.push_back(c);
+    }
+  }
+  return scratch;
+}
+
+}  // namespace detail
 
 }  // namespace saturn::http

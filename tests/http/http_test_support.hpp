@@ -1,5 +1,6 @@
 // A saturn HTTP server on a thread_pool for the tests, and a blocking POSIX client (the
-// client side is plain sockets on the test thread, so it is independent of saturn).
+// client side is plain sockets on the test thread, so it is independent of saturn), and
+// the checks the server tests share.
 #pragma once
 
 #include <saturn/http/server.hpp>
@@ -13,6 +14,8 @@
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
+
+#include <gtest/gtest.h>
 
 #include <chrono>
 #include <csignal>
@@ -162,6 +165,18 @@ class client {
  private:
   int m_fd = -1;
 };
+
+/// Sends `req` on a new connection and expects one response with `status`, then the
+/// connection closed by the server.
+inline void expect_answer_then_close(std::uint16_t port, const std::string& req, int status) {
+  client c(port);
+  c.send(req);
+  auto r = c.read_response();
+  ASSERT_TRUE(r) << req.substr(0, 80);
+  EXPECT_EQ(r->status, status) << req.substr(0, 80);
+  EXPECT_NE(r->head.find("Connection: close"), std::string::npos) << req.substr(0, 80);
+  EXPECT_TRUE(c.read_until_close()) << "the server kept the connection open after " << status;
+}
 
 /// Runs a shell command; its stdout (stderr merged when asked) and exit status.
 inline std::pair<std::string, int> run_command(const std::string& cmd) {

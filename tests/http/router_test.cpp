@@ -1,10 +1,14 @@
-// router: literal and parameter routes, 404/405, order of routes, malformed patterns; and
+// router: literal and parameter routes, 404/405/501 and Allow, path normalization (checked
+// against an oracle), order of routes, malformed patterns; and
 // the response writer's framing (status line, Server, Date, Content-Length, Connection).
 #include <saturn/http/router.hpp>
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <ctime>
+#include <random>
+#include <string>
 
 using saturn::http::response;
 using saturn::http::route_params;
@@ -53,6 +57,79 @@ TEST(http_router, first_added_route_wins) {
   saturn::http::request req;
   auto t = (*m.fn)(req, m.params);
   EXPECT_EQ(which, 1);
+}
+
+TEST(http_router, unknown_methods_are_501_and_405_says_what_is_allowed) {
+  router r;
+  r.get("/plaintext", ok);
+  r.get("/items/{id}", ok);
+  r.add("DELETE", "/items/{id}", ok);
+  r.add("PURGE", "/cache", ok);
+  for (const char* m : {"get", "FOO", "Get", "", "PURGEX"}) {
+    EXPECT_FALSE(r.recognizes(m)) << m;
+    EXPECT_EQ(r.match(m, "/plaintext").status, 501) << m;
+    EXPECT_EQ(r.match(m, "/nope").status, 501) << m;
+  }
+  for (const char* m : {"GET", "HEAD", "POST", "PUT", "DELETE", "CONNECT", "OPTIONS", "TRACE", "PATCH", "PURGE"})
+    EXPECT_TRUE(r.recognizes(m)) << m;
+  EXPECT_EQ(r.match("PATCH", "/plaintext").status, 405);
+  EXPECT_EQ(r.match("PURGE", "/plaintext").status, 405);  // registered elsewhere: known
+  EXPECT_EQ(r.match("PURGE", "/cache").status, 200);
+  EXPECT_EQ(r.allowed_methods("/plaintext"), "GET, HEAD");
+  EXPECT_EQ(r.allowed_methods("/items/7"), "GET, HEAD, DELETE");
+  EXPECT_EQ(r.allowed_methods("/cache"), "PURGE");
+  EXPECT_EQ(r.allowed_methods("/nope"), "");
+  EXPECT_EQ(r.allowed_methods("*"), "GET, HEAD, DELETE, PURGE, OPTIONS");
+  router h;  // an explicit HEAD route is listed once
+  h.add("HEAD", "/x", ok);
+  h.get("/x", ok);
+  EXPECT_EQ(h.allowed_methods("/x"), "HEAD, GET");
+}
+
+TEST(http_router, normalize_path_decodes_unreserved_escapes_only) {
+  std::string scratch;
+  std::string_view plain = "/plaintext";
+  EXPECT_EQ(saturn::http::normalize_path(plain, scratch).data(), plain.data());  // no '%': no copy
+  EXPECT_EQ(saturn::http::normalize_path("/%70laintext", scratch), "/plaintext");
+  EXPECT_EQ(saturn::http::normalize_path("/%41%7a%30%2D%2e%5F%7E", scratch), "/Az0-._~");
+  EXPECT_EQ(saturn::http::normalize_path("/a%2fb%3F%25%20", scratch), "/a%2Fb%3F%25%20");
+  EXPECT_EQ(saturn::http::normalize_path("/%zz%4", scratch), "/%zz%4");  // not escapes: kept
+  EXPECT_EQ(saturn::http::normalize_path("%", scratch), "%");
+  // Oracle: a path of unreserved bytes, '/' and upper-case reserved escapes, with random
+  // unreserved bytes escaped (random hex case), normalizes back to itself.
+  std::mt19937_64 rng(99);
+  const std::string unreserved = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~";
+  const char* kept[] = {"%2F", "%3F", "%25", "%20", "%C3%A9"};
+  for (int round = 0; round < 500; ++round) {
+    std::string path, escaped;
+    for (int i = 0, n = 1 + static_cast<int>(rng() % 30); i < n; ++i) {
+      unsigned pick = rng() % 10;
+      if (pick == 0) {
+        path += '/', escaped += '/';
+      } else if (pick == 1) {
+        std::string k = kept[rng() % 5];
+        path += k;
+        escaped += k;
+      } else {
+        char c = unreserved[rng() % unreserved.size()];
+        path += c;
+        if (rng() % 2) {
+          char hex[4];
+          std::snprintf(hex, sizeof hex, rng() % 2 ? "%%%02X" : "%%%02x", static_cast<unsigned char>(c));
+          escaped += hex;
+        } else {
+          escaped += c;
+        }
+      }
+    }
+    ASSERT_EQ(saturn::http::normalize_path(escaped, scratch), path) << escaped;
+  }
+  // Routing sees the normalized path; parameters view it.
+  router r;
+  r.get("/delay/{ms}", ok);
+  auto m = r.match("GET", saturn::http::normalize_path("/d%65lay/%35", scratch));
+  ASSERT_NE(m.fn, nullptr);
+  EXPECT_EQ(m.params.get("ms"), "5");
 }
 
 TEST(http_router, malformed_patterns_throw) {

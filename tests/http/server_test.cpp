@@ -2,6 +2,7 @@
 // 431/413/400 answers followed by a close, timeouts, the connection limit), curl
 // (keep-alive over several requests on one connection, chunked upload) and a short wrk
 // run with zero socket errors and zero non-2xx. curl and wrk tests skip when missing.
+// RFC 9110/9112 answers: server_conformance_test.cpp.
 #include "http_test_support.hpp"
 
 #include <gtest/gtest.h>
@@ -10,6 +11,7 @@
 
 using namespace std::chrono_literals;
 using http_test::client;
+using http_test::expect_answer_then_close;
 using http_test::test_server;
 
 TEST(http_server, routes_framing_and_404) {
@@ -65,19 +67,6 @@ TEST(http_server, http10_closes_and_connection_close_is_honoured) {
   EXPECT_TRUE(d.read_until_close());
   EXPECT_TRUE(d.buffer.empty());  // the request after the close is not answered
 }
-
-namespace {
-/// Sends `req` and expects one response with `status`, then the connection closed.
-void expect_answer_then_close(std::uint16_t port, const std::string& req, int status) {
-  client c(port);
-  c.send(req);
-  auto r = c.read_response();
-  ASSERT_TRUE(r) << req.substr(0, 80);
-  EXPECT_EQ(r->status, status) << req.substr(0, 80);
-  EXPECT_NE(r->head.find("Connection: close"), std::string::npos);
-  EXPECT_TRUE(c.read_until_close()) << "the server kept the connection open after " << status;
-}
-}  // namespace
 
 TEST(http_server, limits_and_bad_input_answer_then_close) {
   saturn::http::server_options o;

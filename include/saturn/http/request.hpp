@@ -44,7 +44,8 @@ class request {
   std::string_view target;   ///< request-target as received
   /// The target's path (before '?') as received, percent-encoding included; "*" for
   /// asterisk-form (OPTIONS), "host:port" for authority-form (CONNECT), "/" for an
-  /// absolute-form target with no path.
+  /// absolute-form target with no path. The server routes on its normalized form
+  /// (normalize_path in router.hpp).
   std::string_view path;
   std::string_view query;    ///< after '?', without it; empty if none
   std::string_view body;     ///< the body, de-chunked (chunked bodies are decoded in place)

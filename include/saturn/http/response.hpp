@@ -72,7 +72,8 @@ struct write_options {
 void write_response(std::string& out, const response& r, const write_options& opts, std::string_view server);
 
 /// Appends a minimal error response (`status`, a text/plain body naming `reason`) with
-/// `Connection: close`.
-void write_error(std::string& out, int status, std::string_view reason, std::string_view server);
+/// `Connection: close`. `head`: the request was a HEAD, so the same head is sent without
+/// the body (RFC 9110 §9.3.2). Threading: any thread.
+void write_error(std::string& out, int status, std::string_view reason, std::string_view server, bool head = false);
 
 }  // namespace saturn::http

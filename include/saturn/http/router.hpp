@@ -4,6 +4,9 @@
 /// (`task<response>`), so a handler may await a timer, a socket or a channel without
 /// blocking its worker.
 ///
+/// A path is matched byte for byte after normalize_path; a method that matches no route of
+/// a path that exists is 405, a method nobody here knows 501 (RFC 9110 §15.5.6, §15.6.2).
+///
 /// Threading: add routes before serving; matching is read-only and may run on every worker
 /// at once.
 #pragma once
@@ -52,12 +55,29 @@ class route_params {
 using handler = std::function<task<response>(const request&, const route_params&)>;
 
 /// The result of a match: the handler (null if none), its parameters, and the status to
-/// answer when there is no handler (404 no such path, 405 path exists for other methods).
+/// answer when there is no handler: 404 no such path, 405 the path exists for other
+/// methods (answer with Allow: router::allowed_methods), 501 a method the router does not
+/// recognize (router::recognizes), whatever the path.
 struct route_match {
   const handler* fn = nullptr;
   route_params params;
   int status = 404;
 };
+
+namespace detail {
+std::string_view normalize_escaped_path(std::string_view path, std::string& scratch);
+}  // namespace detail
+
+/// The form of `path` the router matches (RFC 3986 §6.2.2): each %XX that encodes an
+/// unreserved character (ALPHA DIGIT - . _ ~) decoded, every other %XX kept with its hex
+/// digits upper-cased, so "/%70laintext" routes as "/plaintext" and "/a%2fb" as "/a%2Fb"
+/// (never as "/a/b"). A path without '%' is returned as is, with no copy; otherwise the
+/// result is built in `scratch` and views it. Threading: any thread; does not suspend.
+inline std::string_view normalize_path(std::string_view path, std::string& scratch) {
+  if (path.find('%') == std::string_view::npos)
+    return path;
+  return detail::normalize_escaped_path(path, scratch);
+}
 
 /// See the file comment.
 class router {
@@ -67,8 +87,19 @@ class router {
   void add(std::string_view method, std::string_view pattern, handler fn);
   /// Shorthand for add("GET", ...).
   void get(std::string_view pattern, handler fn) { add("GET", pattern, std::move(fn)); }
-  /// Finds the route for `method` and `path` (no query). Routes are tried in order added.
+  /// Finds the route for `method` and `path` (no query; normalize_path it first). Routes
+  /// are tried in order added.
   route_match match(std::string_view method, std::string_view path) const noexcept;
+  /// True for a method this router knows: the methods of RFC 9110 §9 (GET, HEAD, POST, PUT,
+  /// DELETE, CONNECT, OPTIONS, TRACE), PATCH (RFC 5789), and any method a route was added
+  /// with. Methods are case-sensitive ("get" is not GET). Read-only: any thread, like match.
+  bool recognizes(std::string_view method) const noexcept;
+  /// The Allow field value for `path` (RFC 9110 §10.2.1): the methods of the routes that
+  /// match it, in the order added, HEAD after GET ("GET, HEAD"); empty if none. For "*" (the
+  /// server as a whole, `OPTIONS *`): every route's method, then OPTIONS, which the server
+  /// answers for "*" itself. Allocates; meant for the rare 405 and OPTIONS answers.
+  /// Read-only: any thread, like match.
+  std::string allowed_methods(std::string_view path) const;
 
  private:
   struct segment {

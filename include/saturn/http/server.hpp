@@ -4,7 +4,8 @@
 /// responses coalesced into one send), handlers awaited as coroutines, the limits of
 /// parser_limits (431 / 413 / 400 and close), a header-read timeout and a keep-alive idle
 /// timeout (the connection is closed), and a connection limit (accepting stops while the
-/// limit is reached).
+/// limit is reached). Requests with no handler get 404, 405 with Allow, or 501 (see
+/// router); `OPTIONS *` gets 200 with Allow listing the server's methods.
 ///
 /// Threading: serve() runs as a task on any saturn scheduler (thread_pool io mode: the
 /// connections are spawned onto the pool and spread by work stealing). stop() may be
