@@ -8,7 +8,8 @@
 // given with a trailing slash, "link/"), is 1 file and 0 directories.
 // Like find, a directory that cannot be read is reported on stderr with its path (each
 // one), counted, its contents skipped, and the walk goes on; the exit status is then 1.
-// Bad usage exits 2. The walk runs on saturn's thread_pool in cpu_bound mode (walker.hpp).
+// A directory that vanishes between being listed and being opened is counted (it was
+// listed) and skipped without a word. Bad usage exits 2. The walk runs on saturn's thread_pool in cpu_bound mode (walker.hpp).
 // SATURN_WALK_FULL_READS=1 turns off the end-of-directory shortcut (every directory is
 // read until getdents64 returns 0), for checking that the shortcut changes no count.
 #include "escape.hpp"

@@ -160,10 +160,13 @@ void report(walk_state& st, const std::string& path, int err) {
     (*st.on_error)(message);
 }
 
-/// Reports that subdirectory `name` of `parent` could not be opened (error `err`). It
-/// was counted when listed; like find, it stays counted only if it can be looked at
-/// (lstat): not when its parent is listable but not searchable.
+/// Subdirectory `name` of `parent` could not be opened (error `err`). It was counted
+/// when listed. If it is gone (or no longer a directory) since, there is nothing more to
+/// count: skip it silently. Otherwise report it; like find, it stays counted only if it
+/// can be looked at (lstat): not when its parent is listable but not searchable.
 void report_child(walk_state& st, int parent, const char* name, int err) {
+  if (err == ENOENT || err == ENOTDIR || err == ELOOP)
+    return;
   struct ::stat sb;
   if (err == EACCES && ::fstatat(parent, name, &sb, AT_SYMLINK_NOFOLLOW) != 0)
     st.dirs.fetch_sub(1, std::memory_order_relaxed);  // ordering: as the job-end fetch_add
@@ -206,7 +209,7 @@ void walk_dir(walk_state& st, thread_ctx& t, int fd, bool trusted, unsigned dept
           struct ::stat sb;
           if (::fstatat(fd, name, &sb, AT_SYMLINK_NOFOLLOW) == 0)
             type = S_ISDIR(sb.st_mode) ? DT_DIR : DT_REG;
-          else
+          else if (errno != ENOENT)  // (gone since listed: nothing to say)
             report(st, join_path(fd_path(st, fd), name), errno);  // counted as a file
         }
         if (type == DT_DIR) {
