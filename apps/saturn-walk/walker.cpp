@@ -3,6 +3,7 @@
 
 #include "escape.hpp"
 #include "name_stack.hpp"
+#include "paths.hpp"
 
 #include <saturn/fs/dir_reader.hpp>
 #include <saturn/task/frame_allocator.hpp>
@@ -61,8 +62,7 @@ struct shared_dir {
 
 struct walk_state {
   saturn::thread_pool* pool = nullptr;
-  std::string root;      // as given, for messages
-  std::string root_abs;  // what /proc/self/fd says ROOT is
+  const root_paths* paths = nullptr;  // spells paths in messages
   std::int64_t spawn_below = 8;
   alignas(64) std::atomic<std::int64_t> outstanding{0};
   alignas(64) std::atomic<std::uint64_t> files{0};
@@ -118,39 +118,6 @@ int open_child(int parent, const char* name, bool& trusted) noexcept {
   return fd2;
 }
 
-/// `dir` + "/" + `name`, without doubling a slash `dir` already ends with (as find
-/// spells it: ROOT "a/" gives "a/b", ROOT "a//" gives "a//b").
-std::string join_path(const std::string& dir, std::string_view name) {
-  std::string p;
-  p.reserve(dir.size() + 1 + name.size());
-  p = dir;
-  if (p.empty() || p.back() != '/')
-    p += '/';
-  p += name;
-  return p;
-}
-
-/// The path of an open descriptor, spelled from ROOT as the user gave it.
-std::string fd_path(const walk_state& st, int fd) {
-  char link[64];
-  std::snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
-  char buf[PATH_MAX];
-  const ::ssize_t n = ::readlink(link, buf, sizeof buf);
-  if (n <= 0)
-    return join_path(st.root, "...");  // no /proc: the best we can say
-  std::string p(buf, static_cast<std::size_t>(n));
-  const std::string& ra = st.root_abs;
-  // ROOT's own path, or one below it (a whole component: ROOT /a is no prefix of /ab).
-  if (!ra.empty() && p.compare(0, ra.size(), ra) == 0 &&
-      (p.size() == ra.size() || p[ra.size()] == '/' || ra.back() == '/')) {
-    std::size_t rest = ra.size();
-    while (rest < p.size() && p[rest] == '/')
-      ++rest;
-    return rest == p.size() ? st.root : join_path(st.root, std::string_view(p).substr(rest));
-  }
-  return p;
-}
-
 /// Reports that `path` could not be read; the walk goes on with everything else.
 void report(walk_state& st, const std::string& path, int err) {
   const std::string message = "cannot read " + escape_name(path) + ": " + std::strerror(err);
@@ -170,7 +137,7 @@ void report_child(walk_state& st, int parent, const char* name, int err) {
   struct ::stat sb;
   if (err == EACCES && ::fstatat(parent, name, &sb, AT_SYMLINK_NOFOLLOW) != 0)
     st.dirs.fetch_sub(1, std::memory_order_relaxed);  // ordering: as the job-end fetch_add
-  report(st, join_path(fd_path(st, parent), name), err);
+  report(st, join_path(st.paths->of_fd(parent), name), err);
 }
 
 void spawn_job(walk_state& st, shared_dir* parent, bool trusted, const char* name, std::size_t len);
@@ -190,7 +157,7 @@ void walk_dir(walk_state& st, thread_ctx& t, int fd, bool trusted, unsigned dept
     const ::ssize_t n = ::getdents64(fd, buf, k_getdents_buf);
     if (n < 0) {
       // What was listed before is counted and walked; the rest of this directory is not.
-      report(st, fd_path(st, fd), errno);
+      report(st, st.paths->of_fd(fd), errno);
       break;
     }
     if (n == 0)
@@ -210,7 +177,7 @@ void walk_dir(walk_state& st, thread_ctx& t, int fd, bool trusted, unsigned dept
           if (::fstatat(fd, name, &sb, AT_SYMLINK_NOFOLLOW) == 0)
             type = S_ISDIR(sb.st_mode) ? DT_DIR : DT_REG;
           else if (errno != ENOENT)  // (gone since listed: nothing to say)
-            report(st, join_path(fd_path(st, fd), name), errno);  // counted as a file
+            report(st, join_path(st.paths->of_fd(fd), name), errno);  // counted as a file
         }
         if (type == DT_DIR) {
         }
@@ -391,7 +358,6 @@ walk_result run_walk(const std::string& root, const walk_options& opts) {
   // to follow it ("ld/"), and anything but a directory is one file. A non-directory is
   // never opened: opening a fifo would block.
   walk_state st;
-  st.root = root;
   st.on_error = &opts.on_error;
   struct ::stat sb;
   if (::lstat(root.c_str(), &sb) != 0) {  // nothing to count
@@ -415,7 +381,8 @@ walk_result run_walk(const std::string& root, const walk_options& opts) {
   const char* full = std::getenv("SATURN_WALK_FULL_READS");
   g_full_reads = full != nullptr && full[0] == '1';
 
-  st.root_abs = fd_path(st, rfd);  // root_abs is empty here, so this is the raw link
+  const root_paths paths(root, rfd);
+  st.paths = &paths;
   auto pool = std::make_unique<saturn::thread_pool>(saturn::pool_options{
       .threads = worker_count(opts.threads), .mode = saturn::pool_mode::cpu_bound, .spin_before_park_us = k_spin_before_park_us});
   st.pool = pool.get();

@@ -1,0 +1,30 @@
+// Paths in saturn-walk's messages, spelled from ROOT as the user gave it (as find does).
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace walk {
+
+/// `dir` + "/" + `name`, without doubling a slash `dir` already ends with (as find
+/// spells it: ROOT "a/" gives "a/b", ROOT "a//" gives "a//b").
+std::string join_path(const std::string& dir, std::string_view name);
+
+/// Spells the path of an open directory from ROOT. Set once before the walk, then
+/// read-only: any thread.
+class root_paths {
+ public:
+  /// `root` as given; `root_fd` its open descriptor (what /proc/self/fd calls it).
+  root_paths(std::string root, int root_fd);
+
+  const std::string& root() const noexcept { return m_root; }
+  /// The path of `fd`: ROOT as given + the rest, or the absolute path if it is not below
+  /// ROOT (moved meanwhile), or ROOT/... when /proc cannot say (no /proc, too long).
+  std::string of_fd(int fd) const;
+
+ private:
+  std::string m_root;
+  std::string m_root_abs;  // /proc's spelling of ROOT, "" if unknown
+};
+
+}  // namespace walk
