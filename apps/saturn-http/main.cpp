@@ -1,7 +1,8 @@
 // saturn-http: the http suite's server (BENCH-CONTRACT.md). 127.0.0.1 only.
 //   GET /plaintext  → 200 text/plain "Hello, World!"
 //   GET /json       → 200 application/json {"message":"Hello, World!"}
-//   GET /delay/{ms} → 200 text/plain "<ms>" after at least ms milliseconds
+//   GET /delay/{ms} → 200 text/plain "<ms>" after at least ms milliseconds (503 if the
+//                     server stops meanwhile: stop() cancels the sleep)
 //   other methods on those paths → 405 with Allow; a method nobody knows → 501;
 //   OPTIONS * → 200 with Allow; anything else → 404
 // Runs on a thread_pool in io mode with --threads workers.
@@ -42,7 +43,8 @@ saturn::task<response> json(const request&, const route_params&) {
 
 // One loop-kept timer per waiting request: the sleep awaiter lives in this frame, the
 // loop's timer heap holds it, nothing else is allocated for the wait. Never answers early
-// (sleep_for never ends before its deadline).
+// (sleep_for never ends before its deadline). At SIGTERM, server::stop() cancels the
+// sleep through the handler's stop token and the answer is 503.
 saturn::task<response> delay(const request&, const route_params& p) {
   std::string_view ms_text = p.get("ms");
   long ms = -1;

@@ -10,7 +10,12 @@
 // first (an error answer — 400, 413, 431, 501, 505 —, Connection: close, HTTP/1.0) it
 // half-closes and drains until the client closes, so the client reads the last answer
 // instead of a reset.
+//
+// A handler runs under the server's stop context (server::stop() cancels its awaits);
+// the connection's own I/O runs under the root context, so its close is never skipped and
+// a read or send registers no stop callback.
 #include <saturn/http/server.hpp>
+#include <saturn/task/time.hpp>
 
 #include "http/conn_buffer.hpp"
 #include "http/connection_registry.hpp"
@@ -111,7 +116,8 @@ task<void> server::serve_connection(net::tcp_stream s) {
         bool threw = false;
         try {
           task<response> t = (*m.fn)(req, m.params);
-          response resp = co_await std::move(t);
+          // lifetime: t owns the handler's frame until the end of this block.
+          response resp = co_await saturn::detail::in_context_awaiter<response>{t.handle(), &m_stop_ctx};
           write_response(out, resp, wo, m_opts.server_name);
           if (resp.close)
             open = false;

@@ -37,8 +37,10 @@ void server::stop() noexcept {
     if (fd >= 0)
       ::shutdown(fd, SHUT_RDWR);
   }
+  // Cancel the handlers in flight (their awaits end with operation_canceled), then shut
+  // every socket down: a connection ends at its next send or read, whichever it reaches.
+  m_stop.request_stop();
   m_registry->sweep(detail::coarse_now_ms(), 0, 0, true);
-  m_sweep_stop.request_stop();
 }
 
 // The sweeper wakes a few times per shortest timeout (at least every second, at most
@@ -57,9 +59,8 @@ task<void> server::sweep() {
 task<result<void>> server::serve(net::tcp_listener& listener) {
   task_context& ctx = co_await this_task::context();
   task_context& root = ctx.sched->root_context();
-  // lifetime: m_sweep_ctx is a member, so it outlives the sweeper, which serve() joins.
-  m_sweep_ctx = task_context{root.sched, m_sweep_stop.get_token(), root.live};
-  auto sweeper = spawn_in(m_sweep_ctx, sweep());
+  m_stop_ctx = task_context{root.sched, m_stop.get_token(), root.live};
+  auto sweeper = spawn_in(m_stop_ctx, sweep());
   {
     std::lock_guard lock(m_registry->mutex);
     m_listen_fd.store(listener.fd(), std::memory_order_release);
@@ -91,7 +92,7 @@ task<result<void>> server::serve(net::tcp_listener& listener) {
     spawn_in(root, serve_connection(std::move(*accepted))).detach();
   }
   m_stopping.store(true, std::memory_order_release);
-  m_sweep_stop.request_stop();
+  m_stop.request_stop();
   {
     std::lock_guard lock(m_registry->mutex);
     m_listen_fd.store(-1, std::memory_order_release);

@@ -17,6 +17,7 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
@@ -40,10 +41,16 @@ inline saturn::task<response> seq(const request&, const route_params& p) {
 inline saturn::task<response> echo(const request& r, const route_params&) {
   co_return response(200, "application/octet-stream", std::string(r.body));
 }
+/// How many delay handlers are sleeping now (a test waits for its request to be in flight).
+inline std::atomic<int> delays_in_flight{0};
 inline saturn::task<response> delay(const request&, const route_params& p) {
   int ms = std::stoi(std::string(p.get("ms")));
   auto s = saturn::sleep_for(std::chrono::milliseconds(ms));
-  (void)co_await s;
+  delays_in_flight.fetch_add(1);
+  auto slept = co_await s;
+  delays_in_flight.fetch_sub(1);
+  if (!slept)
+    co_return response(503, "text/plain", "cancelled");
   co_return response(200, "text/plain", std::string(p.get("ms")));
 }
 
@@ -65,9 +72,14 @@ class test_server {
     m_port = m_listener.local_address()->port();
     m_done = m_pool.spawn(run(*m_server, m_listener));
   }
-  ~test_server() {
+  ~test_server() { stop(); }
+  /// Stops the server and waits until serve() has returned. Idempotent.
+  void stop() {
+    if (!m_done)
+      return;
     m_server->stop();
     m_pool.block_on(join(std::move(*m_done)));
+    m_done.reset();
   }
   std::uint16_t port() const { return m_port; }
   saturn::http::server& server() { return *m_server; }

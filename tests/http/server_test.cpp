@@ -1,8 +1,8 @@
 // The server with real clients: raw sockets (pipelining 100 requests in one write,
 // 431/413/400 answers followed by a close, timeouts, the connection limit), curl
 // (keep-alive over several requests on one connection, chunked upload) and a short wrk
-// run with zero socket errors and zero non-2xx. curl and wrk tests skip when missing.
-// RFC 9110/9112 answers: server_conformance_test.cpp.
+// run with zero socket errors and zero non-2xx, and stop() ending a handler in flight.
+// curl and wrk tests skip when missing. RFC 9110/9112 answers: server_conformance_test.cpp.
 #include "http_test_support.hpp"
 
 #include <gtest/gtest.h>
@@ -248,4 +248,23 @@ TEST(http_server, curl_large_upload_uses_expect_continue) {
   auto [out2, st2] = http_test::run_command("head -c 900000 /dev/zero | curl -s -H 'Expect: 100-continue' "
                                             "--data-binary @- " + srv.url("/echo") + " | wc -c");
   EXPECT_EQ(out2, "900000\n");
+}
+
+TEST(http_server, stop_cancels_a_handler_in_flight) {
+  // A handler sleeping 30 s must not hold serve() (and the process) after stop(): its
+  // sleep is cancelled through the server's stop token, its connection closed.
+  auto srv = std::make_unique<test_server>();
+  client c(srv->port());
+  c.send("GET /delay/30000 HTTP/1.1\r\nHost: t\r\n\r\n");
+  auto until = std::chrono::steady_clock::now() + 5s;
+  while (http_test::delays_in_flight.load() == 0 && std::chrono::steady_clock::now() < until)
+    std::this_thread::sleep_for(1ms);
+  ASSERT_EQ(http_test::delays_in_flight.load(), 1) << "the handler never started";
+  auto t0 = std::chrono::steady_clock::now();
+  srv->stop();
+  auto took = std::chrono::steady_clock::now() - t0;
+  EXPECT_LT(took, 2s) << "serve() returned "
+                      << std::chrono::duration_cast<std::chrono::milliseconds>(took).count() << " ms after stop()";
+  EXPECT_EQ(http_test::delays_in_flight.load(), 0);
+  EXPECT_TRUE(c.read_until_close(2s)) << "the connection was not closed";
 }

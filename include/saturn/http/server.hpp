@@ -7,6 +7,12 @@
 /// limit is reached). Requests with no handler get 404, 405 with Allow, or 501 (see
 /// router); `OPTIONS *` gets 200 with Allow listing the server's methods.
 ///
+/// Stop: stop() stops accepting, requests the stop token every handler runs under (a
+/// handler awaiting a timer or a socket resumes at once with operation_canceled; it may
+/// still answer, but the socket is being closed), and shuts down every connection's
+/// socket; serve() returns once all connection tasks have ended. The connections' own
+/// reads, sends and closes are not cancellable: a close always runs.
+///
 /// Threading: serve() runs as a task on any saturn scheduler (thread_pool io mode: the
 /// connections are spawned onto the pool and spread by work stealing). stop() may be
 /// called from any thread. A signal-raising write on a closed socket is avoided only if
@@ -66,7 +72,9 @@ class server {
   /// token) ends it; then closes every connection and returns once all have ended.
   /// Returns an accept error that is not transient. Suspends; await from a saturn task.
   task<result<void>> serve(net::tcp_listener& listener);
-  /// Ends serve(): stops accepting and closes every connection. Any thread.
+  /// Ends serve(): stops accepting, cancels the handlers in flight (their awaits end with
+  /// std::errc::operation_canceled) and closes every connection. Any thread; does not
+  /// suspend or wait (serve() returns once the connections have ended).
   void stop() noexcept;
   /// Connections open now. Any thread.
   std::size_t connections() const noexcept;
@@ -83,8 +91,12 @@ class server {
   semaphore m_slots;
   std::atomic<bool> m_stopping{false};
   std::atomic<int> m_listen_fd{-1};
-  std::stop_source m_sweep_stop;  // ends the sweeper's sleep at stop()
-  task_context m_sweep_ctx;
+  std::stop_source m_stop;  // requested by stop() and when serve() ends
+  // The sweeper and every handler run under it (m_stop's token), so stop() ends the
+  // sweeper's sleep and cancels handlers in flight; the connection tasks themselves run
+  // under the root context. lifetime: a member, so it outlives all of them (serve() joins
+  // the sweeper and waits for every connection).
+  task_context m_stop_ctx;
 };
 
 }  // namespace saturn::http
