@@ -15,8 +15,6 @@
 #include "escape.hpp"
 #include "walker.hpp"
 
-#include <sys/resource.h>
-
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -50,16 +48,6 @@ unsigned parse_threads(const char* s) {
   return static_cast<unsigned>(v);
 }
 
-/// Deep trees keep one descriptor open per level of a job's depth-first walk: allow as
-/// many as the hard limit does.
-void raise_fd_limit() noexcept {
-  struct ::rlimit rl;
-  if (::getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
-    rl.rlim_cur = rl.rlim_max;
-    ::setrlimit(RLIMIT_NOFILE, &rl);
-  }
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -85,7 +73,6 @@ int main(int argc, char** argv) {
   }
   if (root == nullptr)
     usage(2);
-  raise_fd_limit();
 #if defined(SATURN_ASAN) || defined(SATURN_TSAN)
   opts.leave_pool_running = false;  // sanitizer builds check the pool's full shutdown too
 #else

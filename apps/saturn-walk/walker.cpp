@@ -2,40 +2,34 @@
 #include "walker.hpp"
 
 #include "escape.hpp"
+#include "fd_budget.hpp"
+#include "level_stack.hpp"
 #include "name_stack.hpp"
+#include "open_dir.hpp"
 #include "paths.hpp"
+#include "shared_dir.hpp"
 
 #include <saturn/fs/dir_reader.hpp>
 #include <saturn/task/frame_allocator.hpp>
 
 #include <dirent.h>
-#include <fcntl.h>
-#include <linux/magic.h>
-#include <linux/openat2.h>
 #include <sched.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
-#include <sys/vfs.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <climits>
-#include <memory>
-#include <cstdio>
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <memory>
 #include <new>
-#include <string_view>
+#include <utility>
 
 namespace walk {
 namespace {
 
 constexpr std::size_t k_getdents_buf = 64 * 1024;
-// Below this depth a job walks subdirectories itself; deeper ones are always spawned, which
-// bounds both the C stack and the descriptors one job holds open.
-constexpr unsigned k_max_inline_depth = 128;
-constexpr int k_open_flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
 // A job splits off subdirectories while fewer than this many jobs per worker are
 // outstanding (queued or running): enough queued work that a worker rarely finds the pool
 // empty and parks — even while the other one waits for a directory block from disk —, few
@@ -46,25 +40,18 @@ constexpr std::int64_t k_jobs_per_worker = 64;
 // futex wake costs 20-50 us here, and a walker's idle gaps are short.
 constexpr unsigned k_spin_before_park_us = 200;
 constexpr std::uint16_t k_spawned_bit = 0x8000;  // marks a name record handed to a job
-
-/// A directory descriptor that spawned jobs still need (to openat their child).
-struct shared_dir {
-  std::atomic<std::uint32_t> refs;
-  int fd;
-  void release() noexcept {
-    // ordering: acq_rel: the last holder closes after every other holder's openat on fd.
-    if (refs.fetch_sub(1, std::memory_order_acq_rel) == 1) {
-      ::close(fd);
-      delete this;
-    }
-  }
-};
+// Descriptors left out of the plan (fd_budget.hpp): ROOT's while its job waits, and slack.
+constexpr unsigned k_reserved_fds = 4;
 
 struct walk_state {
   saturn::thread_pool* pool = nullptr;
   const root_paths* paths = nullptr;  // spells paths in messages
+  bool full_reads = false;            // SATURN_WALK_FULL_READS=1: no end-of-directory shortcut
   std::int64_t spawn_below = 8;
+  unsigned window = k_max_window;     // levels a worker keeps open (fd_budget.hpp)
+  std::int64_t shared_budget = 0;     // shared_dirs open at once, at most
   alignas(64) std::atomic<std::int64_t> outstanding{0};
+  std::atomic<std::int64_t> shared_open{0};
   alignas(64) std::atomic<std::uint64_t> files{0};
   std::atomic<std::uint64_t> dirs{1};  // ROOT
   std::atomic<std::uint32_t> done{0};
@@ -75,48 +62,12 @@ struct walk_state {
 
 struct thread_ctx {
   name_stack names;
+  level_stack levels;  // the running job's path; empty between jobs
   std::uint64_t files = 0;
   std::uint64_t dirs = 0;
 };
 
 thread_local thread_ctx t_ctx;
-
-bool fills_to_eof(int fd) noexcept {
-  struct ::statfs s;
-  if (::fstatfs(fd, &s) != 0)
-    return false;
-  switch (static_cast<unsigned long>(s.f_type)) {
-    case EXT4_SUPER_MAGIC:  // also ext2/ext3
-    case TMPFS_MAGIC:
-    case XFS_SUPER_MAGIC:
-    case BTRFS_SUPER_MAGIC:
-      return true;
-    default:
-      return false;
-  }
-}
-
-bool g_full_reads = false;  // SATURN_WALK_FULL_READS=1: always read until getdents64 returns 0
-
-/// Opens `name` below `parent` without following a symlink; -errno on failure. `trusted`
-/// (the end-of-directory shortcut) is re-decided when the child is a mount point.
-int open_child(int parent, const char* name, bool& trusted) noexcept {
-  ::open_how how{};
-  how.flags = k_open_flags;
-  how.resolve = RESOLVE_NO_XDEV;
-  const long fd = ::syscall(SYS_openat2, parent, name, &how, sizeof how);
-  if (fd >= 0)
-    return static_cast<int>(fd);
-  const int e = errno;
-  if (e != EXDEV && e != ENOSYS)
-    return -e;
-  // A mount point (or no openat2): open normally and look at the file system below.
-  const int fd2 = ::openat(parent, name, k_open_flags);
-  if (fd2 < 0)
-    return -errno;
-  trusted = e == EXDEV && !g_full_reads && fills_to_eof(fd2);
-  return fd2;
-}
 
 /// Reports that `path` could not be read; the walk goes on with everything else.
 void report(walk_state& st, const std::string& path, int err) {
@@ -127,24 +78,55 @@ void report(walk_state& st, const std::string& path, int err) {
     (*st.on_error)(message);
 }
 
-/// Subdirectory `name` of `parent` could not be opened (error `err`). It was counted
-/// when listed. If it is gone (or no longer a directory) since, there is nothing more to
-/// count: skip it silently. Otherwise report it; like find, it stays counted only if it
-/// can be looked at (lstat): not when its parent is listable but not searchable.
-void report_child(walk_state& st, int parent, const char* name, int err) {
+/// Subdirectory `name` of `parent` could not be opened (error `err`); it was counted
+/// when listed. False if it is gone (or no longer a directory) since: nothing more to
+/// count, nothing to say. Else it is to be reported; like find, it stays counted only if
+/// it can be looked at (lstat): not when its parent is listable but not searchable.
+bool unopenable_child(walk_state& st, int parent, const char* name, int err) noexcept {
   if (err == ENOENT || err == ENOTDIR || err == ELOOP)
-    return;
+    return false;
   struct ::stat sb;
   if (err == EACCES && ::fstatat(parent, name, &sb, AT_SYMLINK_NOFOLLOW) != 0)
     st.dirs.fetch_sub(1, std::memory_order_relaxed);  // ordering: as the job-end fetch_add
-  report(st, join_path(st.paths->of_fd(parent), name), err);
+  return true;
 }
 
 void spawn_job(walk_state& st, shared_dir* parent, bool trusted, const char* name, std::size_t len);
 
-/// Walks the open directory `fd` (owned: closed, or left to its shared_dir, on return).
-void walk_dir(walk_state& st, thread_ctx& t, int fd, bool trusted, unsigned depth) {
+/// Lets jobs share the top level's descriptor (once per level), if the shared budget
+/// allows and the level is open; false otherwise (the job walks the rest itself).
+bool share_top(walk_state& st, thread_ctx& t) {
+  level& l = t.levels.top();
+  if (l.sh != nullptr)
+    return true;
+  if (l.fd < 0 || st.shared_open.load(std::memory_order_relaxed) >= st.shared_budget)
+    return false;
+  // ordering: relaxed: a budget; exceeding it by a racing worker's one is harmless.
+  if (st.shared_open.fetch_add(1, std::memory_order_relaxed) >= st.shared_budget) {
+    st.shared_open.fetch_sub(1, std::memory_order_relaxed);
+    return false;
+  }
+  t.levels.share(l, new shared_dir{{1}, l.fd, &st.shared_open});
+  return true;
+}
+
+/// Hands the subdirectory at record `rec` of the top level to a new job.
+void hand_off(walk_state& st, thread_ctx& t, std::byte* rec, std::size_t len) {
+  level& l = t.levels.top();
+  l.sh->refs.fetch_add(1, std::memory_order_relaxed);
+  spawn_job(st, l.sh, l.trusted, name_stack::record_name(rec), len);
+  const auto marked = static_cast<std::uint16_t>(len | k_spawned_bit);
+  std::memcpy(rec, &marked, 2);
+}
+
+/// Lists the top level: counts its entries and keeps its subdirectories' names (in the
+/// name stack, [base, end)); then, while the pool is hungry, splits off its
+/// subdirectories 2..k to new jobs.
+void list_top(walk_state& st, thread_ctx& t) {
   name_stack& ns = t.names;
+  const std::size_t k = t.levels.top_index();
+  const int fd = t.levels[k].fd;
+  const bool trusted = t.levels[k].trusted;
   const std::size_t base = ns.top();
   std::size_t end = base;
   std::size_t nsub = 0;
@@ -157,7 +139,7 @@ void walk_dir(walk_state& st, thread_ctx& t, int fd, bool trusted, unsigned dept
     const ::ssize_t n = ::getdents64(fd, buf, k_getdents_buf);
     if (n < 0) {
       // What was listed before is counted and walked; the rest of this directory is not.
-      report(st, st.paths->of_fd(fd), errno);
+      report(st, t.levels.path(k, ns, *st.paths), errno);
       break;
     }
     if (n == 0)
@@ -177,9 +159,7 @@ void walk_dir(walk_state& st, thread_ctx& t, int fd, bool trusted, unsigned dept
           if (::fstatat(fd, name, &sb, AT_SYMLINK_NOFOLLOW) == 0)
             type = S_ISDIR(sb.st_mode) ? DT_DIR : DT_REG;
           else if (errno != ENOENT)  // (gone since listed: nothing to say)
-            report(st, join_path(st.paths->of_fd(fd), name), errno);  // counted as a file
-        }
-        if (type == DT_DIR) {
+            report(st, join_path(t.levels.path(k, ns, *st.paths), name), errno);  // counted as a file
         }
         if (type == DT_DIR) {
           const std::size_t len = std::strlen(name);
@@ -201,61 +181,88 @@ void walk_dir(walk_state& st, thread_ctx& t, int fd, bool trusted, unsigned dept
   ns.set_top(end);
   t.files += files;
   t.dirs += nsub;
-
-  shared_dir* sh = nullptr;
-  if (nsub > 1 || depth >= k_max_inline_depth) {
-    // Split off subdirectories 2..k while the pool is hungry (all of them when too deep).
-    const bool must = depth >= k_max_inline_depth;
-    bool first = true;
-    for (std::size_t off = base; off < end;) {
-      std::byte* rec = ns.at(off);
-      const std::size_t len = name_stack::record_len(rec);
-      const std::size_t next = off + name_stack::record_size(len);
-      if (!first || must) {
-        if (!must && st.outstanding.load(std::memory_order_relaxed) >= st.spawn_below)
-          break;  // the pool is busy: the rest is walked here
-        if (sh == nullptr)
-          sh = new shared_dir{{1}, fd};
-        sh->refs.fetch_add(1, std::memory_order_relaxed);
-        spawn_job(st, sh, trusted, name_stack::record_name(rec), len);
-        const auto marked = static_cast<std::uint16_t>(len | k_spawned_bit);
-        std::memcpy(rec, &marked, 2);
-      }
-      first = false;
-      off = next;
-    }
+  level& l = t.levels[k];
+  l.base = l.next = base;
+  l.end = end;
+  if (nsub < 2)
+    return;
+  // Split off subdirectories 2..k while the pool is hungry; the first is walked here.
+  for (std::size_t off = base + name_stack::record_size(name_stack::record_len(ns.at(base))); off < end;) {
+    if (st.outstanding.load(std::memory_order_relaxed) >= st.spawn_below || !share_top(st, t))
+      break;  // the pool is busy (or no descriptor to share): the rest is walked here
+    std::byte* rec = ns.at(off);
+    const std::size_t len = name_stack::record_len(rec);
+    hand_off(st, t, rec, len);
+    off += name_stack::record_size(len);
   }
-  for (std::size_t off = base; off < end;) {
-    // lifetime: re-derive the record from its offset: the recursion may move the buffer.
-    const std::byte* rec = ns.at(off);
+}
+
+/// Walks the tree below the open directory `fd` depth first (owned: closed, or left to
+/// a shared_dir, on return). Levels are an explicit stack (level_stack.hpp): no depth
+/// limit, and at most the window's descriptors of them open.
+void walk_tree(walk_state& st, thread_ctx& t, int fd, bool trusted) {
+  name_stack& ns = t.names;
+  level_stack& levels = t.levels;
+  levels.push(fd, trusted);
+  list_top(st, t);
+  while (!levels.empty()) {
+    const std::size_t k = levels.top_index();
+    level& l = levels.top();
+    if (l.next == l.end) {  // done with this directory
+      shared_dir* sh = l.sh;
+      ns.set_top(l.base);
+      levels.pop();
+      if (sh != nullptr)
+        sh->release();
+      continue;
+    }
+    const std::size_t off = l.next;
+    // lifetime: re-derive the record from its offset: listing a level may move the buffer.
+    std::byte* rec = ns.at(off);
     const std::size_t raw = name_stack::record_len(rec);
     const std::size_t len = raw & ~std::size_t{k_spawned_bit};
-    const std::size_t next = off + name_stack::record_size(len);
-    if ((raw & k_spawned_bit) == 0) {
-      if (off != base && st.outstanding.load(std::memory_order_relaxed) < st.spawn_below) {
-        // The pool got hungry while this job walked the earlier subdirectories (leaf
-        // directories give no other chance to split): hand this one off after all.
-        if (sh == nullptr)
-          sh = new shared_dir{{1}, fd};
-        sh->refs.fetch_add(1, std::memory_order_relaxed);
-        spawn_job(st, sh, trusted, name_stack::record_name(rec), len);
-        off = next;
+    l.next = off + name_stack::record_size(len);
+    if ((raw & k_spawned_bit) != 0)
+      continue;
+    const char* name = name_stack::record_name(rec);
+    if (off != l.base && st.outstanding.load(std::memory_order_relaxed) < st.spawn_below && share_top(st, t)) {
+      // The pool got hungry while this job walked the earlier subdirectories (leaf
+      // directories give no other chance to split): hand this one off after all.
+      hand_off(st, t, rec, len);
+      continue;
+    }
+    if (l.fd < 0) {  // closed for the window while the walk was below it
+      const int rfd = levels.reopen_top(ns, st.full_reads);
+      if (rfd < 0) {  // the rest of this directory cannot be reached
+        if (rfd != -ENOENT && rfd != -ENOTDIR && rfd != -ELOOP)  // (gone: nothing to say)
+          report(st, levels.path(k, ns, *st.paths), -rfd);
+        l.next = l.end;
         continue;
       }
-      bool child_trusted = trusted;
-      const int cfd = open_child(fd, name_stack::record_name(rec), child_trusted);
-      if (cfd >= 0)
-        walk_dir(st, t, cfd, child_trusted, depth + 1);
-      else
-        report_child(st, fd, name_stack::record_name(rec), -cfd);
     }
-    off = next;
+    levels.make_room(1, k);
+    bool child_trusted = l.trusted;
+    const int cfd = levels.open_at(l.fd, name, child_trusted, k, st.full_reads);
+    if (cfd < 0) {
+      if (unopenable_child(st, l.fd, name, -cfd))
+        report(st, join_path(levels.path(k, ns, *st.paths), name), -cfd);
+      continue;
+    }
+    l.cur = off;
+    levels.push(cfd, child_trusted);  // (invalidates l)
+    list_top(st, t);
   }
-  ns.set_top(base);
-  if (sh != nullptr)
-    sh->release();
-  else
-    ::close(fd);
+}
+
+/// Ends the running job's walk after an exception: closes and releases every level.
+void abandon(thread_ctx& t) noexcept {
+  while (!t.levels.empty()) {
+    shared_dir* sh = t.levels.top().sh;
+    t.names.set_top(t.levels.top().base);
+    t.levels.pop();
+    if (sh != nullptr)
+      sh->release();
+  }
 }
 
 /// One directory handed to the pool: opened relative to `parent` (or already open as
@@ -302,18 +309,20 @@ struct dir_job final : saturn::runnable {
       return;
     }
     thread_ctx& t = t_ctx;
+    t.levels.set_window(st.window);
     int fd = j->fd;
     bool trusted = j->trusted;
     if (j->parent != nullptr) {
-      fd = open_child(j->parent->fd, j->name(), trusted);
-      if (fd < 0)
-        report_child(st, j->parent->fd, j->name(), -fd);
+      fd = t.levels.open_at(j->parent->fd, j->name(), trusted, 0, st.full_reads);
+      if (fd < 0 && unopenable_child(st, j->parent->fd, j->name(), -fd))
+        report(st, join_path(st.paths->of_fd(j->parent->fd), j->name()), -fd);
       j->parent->release();
     }
     if (fd >= 0) {
       try {
-        walk_dir(st, t, fd, trusted, 0);
+        walk_tree(st, t, fd, trusted);
       } catch (const std::bad_alloc&) {
+        abandon(t);
         report(st, "(out of memory)", ENOMEM);
       }
     }
@@ -370,8 +379,10 @@ walk_result run_walk(const std::string& root, const walk_options& opts) {
     out.files = 1;
     return out;
   }
+  // Raise the descriptor limit and plan its use before the walk opens anything.
+  const fd_plan plan = plan_descriptors(worker_count(opts.threads), k_jobs_per_worker, k_reserved_fds);
   // O_NOFOLLOW, O_DIRECTORY: if ROOT was swapped for a symlink or a fifo since, fail here.
-  const int rfd = ::open(root.c_str(), k_open_flags);
+  const int rfd = ::open(root.c_str(), k_dir_open_flags);
   if (rfd < 0) {  // ROOT is a directory, its contents unknown
     report(st, root, errno);
     out.dirs = 1;
@@ -379,16 +390,18 @@ walk_result run_walk(const std::string& root, const walk_options& opts) {
     return out;
   }
   const char* full = std::getenv("SATURN_WALK_FULL_READS");
-  g_full_reads = full != nullptr && full[0] == '1';
+  st.full_reads = full != nullptr && full[0] == '1';
+  st.window = plan.window;
+  st.shared_budget = plan.shared;
 
   const root_paths paths(root, rfd);
   st.paths = &paths;
   auto pool = std::make_unique<saturn::thread_pool>(saturn::pool_options{
-      .threads = worker_count(opts.threads), .mode = saturn::pool_mode::cpu_bound, .spin_before_park_us = k_spin_before_park_us});
+      .threads = plan.threads, .mode = saturn::pool_mode::cpu_bound, .spin_before_park_us = k_spin_before_park_us});
   st.pool = pool.get();
   st.spawn_below = static_cast<std::int64_t>(pool->threads()) * k_jobs_per_worker;
   st.outstanding.store(1, std::memory_order_relaxed);
-  pool->spawn_runnable(dir_job::make(st, nullptr, rfd, !g_full_reads && fills_to_eof(rfd), "", 0));
+  pool->spawn_runnable(dir_job::make(st, nullptr, rfd, !st.full_reads && fills_to_eof(rfd), "", 0));
   saturn::detail::futex_wait_while_zero(&st.done);
   // ordering: futex_wait_while_zero returned after an acquire load of done == 1.
   out.files = st.files.load(std::memory_order_relaxed);

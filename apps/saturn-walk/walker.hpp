@@ -4,14 +4,20 @@
 // directory. It reads the directory with getdents64 into a per-thread name_stack, counts
 // the non-directories, then, for its subdirectories: while the pool has fewer than
 // `spawn_below` jobs outstanding, hands subdirectories 2..k to new jobs (stealable by
-// idle workers); the rest it walks itself, depth first, in the same job. So a busy pool
-// spawns nothing and a hungry one gets work split off high in the tree, the way rayon's
-// adaptive splitting does, without per-directory tasks or allocations.
+// idle workers); the rest it walks itself, depth first, in the same job (an explicit
+// stack of levels, level_stack.hpp: no depth limit). So a busy pool spawns nothing and a
+// hungry one gets work split off high in the tree, the way rayon's adaptive splitting
+// does, without per-directory tasks or allocations.
 //
 // Every directory is opened relative to its parent's descriptor
 // (openat2(parent, name, O_DIRECTORY|O_NOFOLLOW, RESOLVE_NO_XDEV)): a short path lookup,
 // symlinks never followed. A spawned job needs the parent's descriptor until it has
 // opened its own, so such a parent's fd is reference counted (shared_dir).
+//
+// Descriptors (fd_budget.hpp): RLIMIT_NOFILE is raised to its hard limit and split into
+// a window of open levels per worker (deeper, the oldest level is closed and later
+// reopened by name) and a budget of shared_dirs (when it is spent, a job walks its
+// subdirectories itself). So no tree runs the walk out of descriptors, at any depth.
 //
 // End of directory: on file systems that fill the getdents64 buffer until the end of the
 // directory (ext2/3/4, tmpfs, xfs, btrfs: checked with fstatfs for ROOT and at every

@@ -6,6 +6,7 @@
 
 #include <fcntl.h>
 #include <ftw.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -77,8 +78,10 @@ struct run_result {
 };
 
 /// Runs argv (no shell) with stdout/stderr captured; `as_uid` >= 0 drops to that uid/gid
-/// in the child first. `env` entries ("K=V") are added to the environment.
-inline run_result run(const std::vector<std::string>& argv, int as_uid = -1, const std::vector<std::string>& env = {}) {
+/// in the child first. `env` entries ("K=V") are added to the environment. `nofile` >= 0
+/// sets RLIMIT_NOFILE (soft and hard) in the child.
+inline run_result run(const std::vector<std::string>& argv, int as_uid = -1, const std::vector<std::string>& env = {},
+                      long nofile = -1) {
   scratch_dir io;
   const std::string out_path = io / "out", err_path = io / "err";
   const pid_t pid = ::fork();
@@ -89,6 +92,11 @@ inline run_result run(const std::vector<std::string>& argv, int as_uid = -1, con
     ::dup2(e, 2);
     for (const std::string& kv : env)
       ::putenv(const_cast<char*>(kv.c_str()));
+    if (nofile >= 0) {
+      const struct rlimit rl{static_cast<rlim_t>(nofile), static_cast<rlim_t>(nofile)};
+      if (::setrlimit(RLIMIT_NOFILE, &rl) != 0)
+        ::_exit(126);
+    }
     if (as_uid >= 0 && (::setgid(static_cast<gid_t>(as_uid)) != 0 || ::setuid(static_cast<uid_t>(as_uid)) != 0))
       ::_exit(126);
     std::vector<char*> args;

@@ -1,5 +1,6 @@
 // saturn-walk and gen-tree as programs: counts against the generator's and against
-// find(1), symlink loops, unreadable directories, odd names, deep chains, bad ROOTs.
+// find(1), symlink loops, unreadable directories, odd names, deep chains (also under a
+// small descriptor limit), bad ROOTs.
 #include <gtest/gtest.h>
 
 #include "fs/fs_test_support.hpp"
@@ -148,7 +149,7 @@ TEST(walk_app, odd_names) {
   expect_walk(d.path(), want);
 }
 
-TEST(walk_app, deep_chain_beyond_the_inline_depth) {
+TEST(walk_app, deep_chain_beyond_the_descriptor_window) {
   scratch_dir d;
   std::string p = d.path();
   for (int i = 0; i < 300; ++i) {
@@ -157,6 +158,106 @@ TEST(walk_app, deep_chain_beyond_the_inline_depth) {
     touch(p + "/f");
   }
   expect_walk(d.path(), counts(300, 301));
+}
+
+namespace {
+/// Makes a chain of `depth` directories "d" below `root`, each with a file "f", by
+/// descriptor: the paths get longer than PATH_MAX.
+void make_chain(const std::string& root, int depth) {
+  int fd = ::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  ASSERT_GE(fd, 0) << root;
+  for (int i = 0; i < depth; ++i) {
+    ASSERT_EQ(::mkdirat(fd, "d", 0755), 0) << "level " << i;
+    const int next = ::openat(fd, "d", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    ::close(fd);
+    ASSERT_GE(next, 0) << "level " << i;
+    fd = next;
+    const int f = ::openat(fd, "f", O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+    ASSERT_GE(f, 0) << "level " << i;
+    ::close(f);
+  }
+  ::close(fd);
+}
+
+/// Removes what make_chain made without a long path (scratch_dir's nftw cannot): d/d
+/// moves up to take d's place, level by level.
+struct chain_remover {
+  std::string root;
+  ~chain_remover() {
+    const int fd = ::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    for (;;) {
+      ::unlinkat(fd, "d/f", 0);
+      const bool deeper = ::renameat(fd, "d/d", fd, "next") == 0;
+      if (::unlinkat(fd, "d", AT_REMOVEDIR) != 0 || !deeper || ::renameat(fd, "next", fd, "d") != 0)
+        break;
+    }
+    ::close(fd);
+  }
+};
+}  // namespace
+
+TEST(walk_app, deep_chain_under_a_small_descriptor_limit) {
+  // 3000 levels with RLIMIT_NOFILE 32, soft and hard (find needs ~10). Each job used to
+  // keep up to 128 ancestors open: "Too many open files".
+  scratch_dir d;
+  const std::string root = d / "c";
+  mkdir_p(root);
+  const chain_remover guard{root};
+  make_chain(root, 3000);
+  const std::string want = counts(3000, 3001);
+  EXPECT_EQ(find_counts(root), want);
+  for (const char* threads : {"1", "2", "4", "0"}) {
+    auto r = run({k_walk, "--threads", threads, root}, -1, {}, 32);
+    EXPECT_EQ(r.status, 0) << "threads " << threads << ": " << r.err.substr(0, 300);
+    EXPECT_EQ(r.out, want) << "threads " << threads;
+  }
+  auto full = run({k_walk, root}, -1, {"SATURN_WALK_FULL_READS=1"}, 32);
+  EXPECT_EQ(full.status, 0) << full.err.substr(0, 300);
+  EXPECT_EQ(full.out, want) << "with SATURN_WALK_FULL_READS=1";
+}
+
+TEST(walk_app, many_deep_chains_on_many_threads_under_a_small_descriptor_limit) {
+  // 16 workers x 128 levels each used to exceed the limit; queued jobs held theirs too.
+  scratch_dir d;
+  for (int c = 0; c < 24; ++c) {
+    std::string p = d / "c";
+    p += std::to_string(c);
+    mkdir_p(p);
+    for (int i = 0; i < 150; ++i) {
+      p += "/d";
+      mkdir_p(p);
+    }
+    touch(p + "/leaf");
+  }
+  const std::string want = counts(24, 1 + 24 * 151);
+  EXPECT_EQ(find_counts(d.path()), want);
+  for (const char* threads : {"16", "255"}) {
+    for (const long limit : {48L, 16L}) {
+      auto r = run({k_walk, "--threads", threads, d.path()}, -1, {}, limit);
+      EXPECT_EQ(r.status, 0) << threads << " threads, limit " << limit << ": " << r.err.substr(0, 300);
+      EXPECT_EQ(r.out, want) << threads << " threads, limit " << limit;
+    }
+  }
+}
+
+TEST(walk_app, branching_tree_under_a_small_descriptor_limit_reopens_closed_levels) {
+  // A binary tree 9 deep: with ~3 levels open per worker and few descriptors left to
+  // share with spawned jobs, the walk closes ancestors to go down, then reopens them by
+  // name to walk their other subdirectory.
+  scratch_dir d;
+  const std::string root = d / "t";
+  auto g = run({k_gen, "--breadth", "2", "--depth", "9", "--files", "1", root});
+  ASSERT_EQ(g.status, 0) << g.err;
+  const std::string want = counts(1023, 1023);
+  ASSERT_EQ(g.out, want);
+  EXPECT_EQ(find_counts(root), want);
+  for (const char* threads : {"1", "4"}) {
+    for (const long limit : {16L, 24L}) {
+      auto r = run({k_walk, "--threads", threads, root}, -1, {}, limit);
+      EXPECT_EQ(r.status, 0) << threads << " threads, limit " << limit << ": " << r.err.substr(0, 300);
+      EXPECT_EQ(r.out, want) << threads << " threads, limit " << limit;
+    }
+  }
 }
 
 TEST(walk_app, directory_larger_than_one_batch) {
