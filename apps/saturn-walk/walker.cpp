@@ -139,7 +139,10 @@ void list_top(walk_state& st, thread_ctx& t) {
     const ::ssize_t n = ::getdents64(fd, buf, k_getdents_buf);
     if (n < 0) {
       // What was listed before is counted and walked; the rest of this directory is not.
-      report(st, t.levels.path(k, ns, *st.paths), errno);
+      // ENOENT: the directory was removed after it was opened (a dead directory lists
+      // nothing more); it vanished, like one that could not be opened: nothing to say.
+      if (errno != ENOENT)
+        report(st, t.levels.path(k, ns, *st.paths), errno);
       break;
     }
     if (n == 0)
