@@ -78,12 +78,17 @@ void report(walk_state& st, const std::string& path, int err) {
     (*st.on_error)(message);
 }
 
+/// True when an error says the directory (or entry) is gone since it was listed: removed,
+/// replaced by a file or a symlink, or removed after it was opened (getdents64 on a dead
+/// directory). Nothing more to count and nothing to say, as find.
+bool vanished(int err) noexcept { return err == ENOENT || err == ENOTDIR || err == ELOOP; }
+
 /// Subdirectory `name` of `parent` could not be opened (error `err`); it was counted
 /// when listed. False if it is gone (or no longer a directory) since: nothing more to
 /// count, nothing to say. Else it is to be reported; like find, it stays counted only if
 /// it can be looked at (lstat): not when its parent is listable but not searchable.
 bool unopenable_child(walk_state& st, int parent, const char* name, int err) noexcept {
-  if (err == ENOENT || err == ENOTDIR || err == ELOOP)
+  if (vanished(err))
     return false;
   struct ::stat sb;
   if (err == EACCES && ::fstatat(parent, name, &sb, AT_SYMLINK_NOFOLLOW) != 0)
@@ -139,9 +144,7 @@ void list_top(walk_state& st, thread_ctx& t) {
     const ::ssize_t n = ::getdents64(fd, buf, k_getdents_buf);
     if (n < 0) {
       // What was listed before is counted and walked; the rest of this directory is not.
-      // ENOENT: the directory was removed after it was opened (a dead directory lists
-      // nothing more); it vanished, like one that could not be opened: nothing to say.
-      if (errno != ENOENT)
+      if (!vanished(errno))
         report(st, t.levels.path(k, ns, *st.paths), errno);
       break;
     }
@@ -161,7 +164,7 @@ void list_top(walk_state& st, thread_ctx& t) {
           struct ::stat sb;
           if (::fstatat(fd, name, &sb, AT_SYMLINK_NOFOLLOW) == 0)
             type = S_ISDIR(sb.st_mode) ? DT_DIR : DT_REG;
-          else if (errno != ENOENT)  // (gone since listed: nothing to say)
+          else if (!vanished(errno))
             report(st, join_path(t.levels.path(k, ns, *st.paths), name), errno);  // counted as a file
         }
         if (type == DT_DIR) {
@@ -237,7 +240,7 @@ void walk_tree(walk_state& st, thread_ctx& t, int fd, bool trusted) {
     if (l.fd < 0) {  // closed for the window while the walk was below it
       const int rfd = levels.reopen_top(ns, st.full_reads);
       if (rfd < 0) {  // the rest of this directory cannot be reached
-        if (rfd != -ENOENT && rfd != -ENOTDIR && rfd != -ELOOP)  // (gone: nothing to say)
+        if (!vanished(-rfd))
           report(st, levels.path(k, ns, *st.paths), -rfd);
         l.next = l.end;
         continue;
