@@ -195,9 +195,8 @@ io_uring_sqe* uring::get_linked_sqe() {
     --m_ring.sq.sqe_tail;
     while (io_uring_sq_space_left(&m_ring) < 2)
       make_room();
-    io_uring_sqe* head = io_uring_get_sqe(&m_ring);
+    io_uring_sqe* head = try_get_sqe();  // room made above: never null; sets m_last
     *head = saved;
-    m_last = head;
   }
   m_last->flags |= IOSQE_IO_LINK;
   return get_sqe();
