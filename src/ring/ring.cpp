@@ -5,6 +5,7 @@
 #include "ring/faults.hpp"
 
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
@@ -17,6 +18,16 @@ namespace saturn::ring {
 namespace {
 
 constexpr unsigned flag_si = IORING_SETUP_SINGLE_ISSUER;
+
+// IORING_SETUP_NO_SQARRAY (Linux 6.6): the kernel takes SQEs in ring order instead of
+// through the SQ index array, one load and bounds check fewer per SQE in the kernel (about
+// 3% of a batched NOP's cost on this machine). saturn fills the SQ in ring order anyway.
+// Debian's liburing 2.3 predates the flag, so its value is spelled out here.
+#ifdef IORING_SETUP_NO_SQARRAY
+constexpr unsigned flag_no_sqarray = IORING_SETUP_NO_SQARRAY;
+#else
+constexpr unsigned flag_no_sqarray = 1U << 16;
+#endif
 
 /// Setup flag sets from most to least preferred. The first the kernel accepts is
 /// remembered for the process so later rings skip the failed attempts.
@@ -37,6 +48,26 @@ constexpr int k_candidate_count = sizeof(k_candidates) / sizeof(k_candidates[0])
 
 // ordering: relaxed is enough, the value is only a hint of where to start probing.
 std::atomic<int> g_first_candidate{0};
+// Whether NO_SQARRAY is still worth trying (cleared the first time the kernel rejects it).
+std::atomic<bool> g_try_no_sqarray{true};
+
+/// Sets a ring up with NO_SQARRAY. liburing 2.3's io_uring_queue_init_params would fill the
+/// SQ index array, which such a ring does not have (its offset is 0, the SQ head), so this
+/// path makes the ring with the raw setup call and maps it with io_uring_queue_mmap, which
+/// only maps. Returns 0 or -errno.
+int setup_without_sqarray(unsigned entries, io_uring_params& p, io_uring& ring) {
+  p.flags |= flag_no_sqarray;
+  const int fd = io_uring_setup(entries, &p);
+  if (fd < 0)
+    return fd;
+  const int r = io_uring_queue_mmap(fd, &p, &ring);
+  if (r != 0) {
+    ::close(fd);
+    return r;
+  }
+  ring.features = p.features;
+  return 0;
+}
 
 std::string read_sysctl(const char* path) {
   std::ifstream in(path);
@@ -114,7 +145,23 @@ uring::uring(const setup_options& opts) {
     p.cq_entries = opts.cq_entries != 0 ? opts.cq_entries : entries * 4;
     if (p.cq_entries < entries)
       p.cq_entries = entries;  // the kernel rejects a CQ smaller than the SQ
-    result = io_uring_queue_init_params(entries, &m_ring, &p);
+    result = -EINVAL;
+    bool sqarray_refused = false;
+    if (g_try_no_sqarray.load(std::memory_order_relaxed)) {
+      io_uring_params q = p;
+      result = setup_without_sqarray(entries, q, m_ring);
+      if (result == 0) {
+        p = q;
+        m_features.no_sqarray = true;
+      }
+      sqarray_refused = result == -EINVAL;
+    }
+    if (result == -EINVAL) {
+      result = io_uring_queue_init_params(entries, &m_ring, &p);
+      // The same flags without NO_SQARRAY were accepted: the kernel predates it (< 6.6).
+      if (result == 0 && sqarray_refused)
+        g_try_no_sqarray.store(false, std::memory_order_relaxed);
+    }
     if (result == 0) {
       chosen = i;
       m_features.single_issuer = (c.flags & flag_si) != 0;

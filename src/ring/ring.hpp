@@ -3,12 +3,13 @@
 // `uring` is one io_uring instance owned by one thread (the loop's). It hides three
 // things the layers above must never see:
 //   * setup: the flags are probed once per process (SINGLE_ISSUER|DEFER_TASKRUN, then
-//     SINGLE_ISSUER|COOP_TASKRUN, then none) and a failure names its cause and fix;
+//     SINGLE_ISSUER|COOP_TASKRUN, then none, each with NO_SQARRAY first) and a failure
+//     names its cause and fix;
 //   * SQE acquisition never fails: a full SQ is flushed to the kernel and retried, and if
 //     the kernel pushes back (-EBUSY/-EAGAIN while the CQ overflows) the CQEs are copied
 //     aside (not dispatched, so no callback runs re-entrantly) and the flush retried;
-//   * CQEs are reaped in batches with one cq_advance per batch; copied-aside CQEs are
-//     delivered first, in order.
+//   * CQEs are reaped in batches (the head handed back before each completion runs, so
+//     completions may submit and even flush); copied-aside CQEs are delivered first, in order.
 #pragma once
 
 #include <liburing.h>
@@ -34,6 +35,7 @@ struct features {
   bool cqe_skip = false;      ///< IOSQE_CQE_SKIP_SUCCESS
   bool msg_ring = false;      ///< IORING_OP_MSG_RING
   bool registered_fd = false; ///< io_uring_register_ring_fd succeeded
+  bool no_sqarray = false;    ///< SQ without the index array (IORING_SETUP_NO_SQARRAY, 6.6+)
 };
 
 /// How to set a ring up.

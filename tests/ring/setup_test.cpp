@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <sys/resource.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -126,6 +127,43 @@ TEST(ring_setup, defer_taskrun_on_this_kernel) {
   EXPECT_TRUE(f.ext_arg);
   EXPECT_TRUE(f.nodrop);
   nop_round_trip(r, 77);
+}
+
+/// True when the running kernel is at least major.minor.
+bool kernel_at_least(int major, int minor) {
+  utsname u{};
+  int ma = 0, mi = 0;
+  if (uname(&u) != 0 || std::sscanf(u.release, "%d.%d", &ma, &mi) != 2)
+    return false;
+  return ma > major || (ma == major && mi >= minor);
+}
+
+TEST(ring_setup, no_sqarray_where_the_kernel_has_it) {
+  uring r(setup_options{.entries = 8});
+  if (!kernel_at_least(6, 6)) {
+    EXPECT_FALSE(r.feature_set().no_sqarray);
+    GTEST_SKIP() << "IORING_SETUP_NO_SQARRAY needs Linux >= 6.6";
+  }
+  EXPECT_TRUE(r.feature_set().no_sqarray);
+  // Without the index array the kernel takes SQEs in ring order: wrap the 8-entry SQ many
+  // times with batches of every size and check each NOP comes back once, in order.
+  std::uint64_t next = 1, expect = 1;
+  for (unsigned batch = 1; batch <= 8; ++batch) {
+    for (int round = 0; round < 5; ++round) {
+      for (unsigned i = 0; i < batch; ++i) {
+        io_uring_sqe* sqe = r.get_sqe();
+        ASSERT_NE(sqe, nullptr);
+        io_uring_prep_nop(sqe);
+        io_uring_sqe_set_data64(sqe, next++);
+      }
+      ASSERT_GE(r.enter(batch, -1), 0);
+      r.reap([&](std::uint64_t u, int res, unsigned) {
+        EXPECT_EQ(u, expect++);
+        EXPECT_EQ(res, 0);
+      });
+    }
+  }
+  EXPECT_EQ(expect, next);
 }
 
 TEST(ring_setup, optional_features_are_probed) {
