@@ -180,7 +180,7 @@ process<int> timed(std::vector<int>* out, std::atomic<bool>* timed_out, std::ato
   out->push_back(b ? *b : -1);
   // On a pool the driver runs on another worker: 8 and 5 may still be on their way.
   while (!sent_all->load())
-    co_await sleep_for(std::chrono::milliseconds(1));
+    (void)co_await sleep_for(std::chrono::milliseconds(1));
   auto c = co_await self.receive_for(std::chrono::seconds(0));  // already queued
   out->push_back(c ? *c : -1);
   auto d = co_await self.receive_for(std::chrono::milliseconds(1), [](int v) { return v > 100; });
@@ -199,14 +199,14 @@ TEST(Mailbox, ReceiveWithTimeout) {
     auto driver = [&]() -> task<> {
       auto p = spawn_process(timed, &out, &timed_out, &sent_all, &done);
       while (!timed_out)  // however slow the machine, the first receive has nothing to find
-        co_await sleep_for(std::chrono::milliseconds(1));
-      co_await sleep_for(std::chrono::milliseconds(5));  // let b park before 7 arrives
+        (void)co_await sleep_for(std::chrono::milliseconds(1));
+      (void)co_await sleep_for(std::chrono::milliseconds(5));  // let b park before 7 arrives
       send(p, 7);
       send(p, 8);
       send(p, 5);
       sent_all = true;
       while (!done)
-        co_await sleep_for(std::chrono::milliseconds(1));
+        (void)co_await sleep_for(std::chrono::milliseconds(1));
     };
     if (threads == 0) {
       runtime rt;
