@@ -369,7 +369,11 @@ TEST(Scale, MillionProcessesSpawnAndExitMemoryReturned) {
   std::fprintf(stderr, "# RSS KiB: start %ld, after 1M %ld, after 2M %ld, after trim %ld (%zu KiB released)\n", start,
                after_first, after_second, trimmed, released / 1024);
   EXPECT_GT(released, 0u);
-  EXPECT_LT(trimmed - start, (after_first - start) / 4) << "memory not returned near the start";
+  // Bounded by what is kept by design, not by a fraction of the peak (smaller frames, as
+  // clang makes them, lower the peak but not the pid table): the table plus 24 MiB for
+  // malloc's caches and partly used chunks. A frame per process kept would be ~150 MB.
+  const long pid_table_kib = 32L * 1'000'000 / 1024;
+  EXPECT_LT(trimmed - start, pid_table_kib + 24 * 1024) << "memory not returned near the start";
 #endif
 }
 
