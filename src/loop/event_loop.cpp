@@ -31,6 +31,7 @@ event_loop::event_loop(const loop_options& opts) {
   m_ring = std::make_unique<ring::uring>(ro);
   m_recv_buffer_count = opts.recv_buffer_count;
   m_recv_buffer_size = opts.recv_buffer_size;
+  m_timer_spin_ns = opts.timer_spin.count() > 0 ? opts.timer_spin.count() : 0;
   m_wake_fd = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (m_wake_fd < 0)
     throw std::system_error(errno, std::system_category(),
@@ -160,10 +161,14 @@ void event_loop::sleep() {
   if (!m_timers.empty()) {
     auto left = m_timers.top()->m_deadline - clock::now();
     timeout_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(left).count();
-    if (timeout_ns <= 0) {
+    // Within timer_spin of the deadline: poll, and let the caller's loop come back here,
+    // rather than pay a wake-up that would make the timer late. Further out: sleep until
+    // timer_spin before it.
+    if (timeout_ns <= m_timer_spin_ns) {
       poll();
       return;
     }
+    timeout_ns -= m_timer_spin_ns;
   }
   // Wake protocol, loop side: announce the sleep, then look at the inbox once more. A
   // producer pushes, then reads m_sleeping; with both sides seq_cst one sees the other.

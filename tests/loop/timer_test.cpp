@@ -59,12 +59,31 @@ TEST(timer, after_fires_once_not_before_its_deadline) {
 }
 
 TEST(timer, a_lone_timer_sleeps_in_the_kernel_instead_of_spinning) {
-  event_loop loop;
+  event_loop loop(saturn::loop_options{.timer_spin = 0ns});
   bool fired = false;
   loop.after(30ms, [&] { fired = true; });
   loop.run();
   EXPECT_TRUE(fired);
-  EXPECT_LT(loop.stats().enters, 100u) << "the loop spun instead of waiting for the deadline";
+  EXPECT_LT(loop.stats().enters, 10u) << "the loop spun instead of waiting for the deadline";
+}
+
+// timer_spin: the loop sleeps until that long before the deadline, then polls. With the
+// default (50 µs) a 30 ms timer costs a few dozen polls, not 30 ms of them; with 3 ms the
+// polls of the last stretch show, and the timer still never fires early.
+TEST(timer, timer_spin_polls_only_the_last_stretch_before_a_deadline) {
+  {
+    event_loop loop;
+    loop.after(30ms, [] {});
+    loop.run();
+    EXPECT_LT(loop.stats().enters, 2000u) << "the loop polled far more than the last 50 us";
+  }
+  event_loop loop(saturn::loop_options{.timer_spin = 3ms});
+  clock::time_point fired{};
+  const auto start = clock::now();
+  loop.after(30ms, [&] { fired = clock::now(); });
+  loop.run();
+  EXPECT_GE(fired - start, 30ms);
+  EXPECT_GT(loop.stats().enters, 20u) << "the loop slept through the last 3 ms instead of polling";
 }
 
 // A timer callback that queues work the loop cannot see (as the thread pool does when a
