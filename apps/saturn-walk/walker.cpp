@@ -84,15 +84,20 @@ void report(walk_state& st, const std::string& path, int err) {
 bool vanished(int err) noexcept { return err == ENOENT || err == ENOTDIR || err == ELOOP; }
 
 /// Subdirectory `name` of `parent` could not be opened (error `err`); it was counted
-/// when listed. False if it is gone (or no longer a directory) since: nothing more to
-/// count, nothing to say. Else it is to be reported; like find, it stays counted only if
-/// it can be looked at (lstat): not when its parent is listable but not searchable.
+/// as a directory when listed. False if it is gone (or no longer a directory) since:
+/// nothing more to count, nothing to say. Else it is to be reported; like find, it stays
+/// a directory only if it can be looked at (lstat). When its parent is listable but not
+/// searchable it cannot: find lists it, `-type d` is false for it and `! -type d` true,
+/// so it counts as a file.
 bool unopenable_child(walk_state& st, int parent, const char* name, int err) noexcept {
   if (vanished(err))
     return false;
   struct ::stat sb;
-  if (err == EACCES && ::fstatat(parent, name, &sb, AT_SYMLINK_NOFOLLOW) != 0)
-    st.dirs.fetch_sub(1, std::memory_order_relaxed);  // ordering: as the job-end fetch_add
+  if (err == EACCES && ::fstatat(parent, name, &sb, AT_SYMLINK_NOFOLLOW) != 0) {
+    // ordering: as the job-end fetch_adds
+    st.dirs.fetch_sub(1, std::memory_order_relaxed);
+    st.files.fetch_add(1, std::memory_order_relaxed);
+  }
   return true;
 }
 

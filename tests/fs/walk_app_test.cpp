@@ -326,15 +326,17 @@ bool run_unprivileged(const std::vector<std::string>& argv, fs_test::run_result&
 }
 
 
-/// find's counts as uid 65534 (what an unprivileged walk can see), or "" if impossible.
+/// find's counts as uid 65534 (what an unprivileged walk can see), or "" if impossible:
+/// the contract's `find ROOT ! -type d` and `find ROOT -type d` (one character per entry,
+/// not a line: names may hold newlines). Not `-printf %y`: find leaves out an entry it
+/// cannot lstat (below a directory that is listable but not searchable) from -printf,
+/// while `! -type d` takes it in.
 std::string find_counts_unprivileged(const std::string& root) {
-  fs_test::run_result r;
-  if (!run_unprivileged({"/usr/bin/find", root, "-printf", "%y"}, r))
+  fs_test::run_result files, dirs;
+  if (!run_unprivileged({"/usr/bin/find", root, "!", "-type", "d", "-printf", "x"}, files) ||
+      !run_unprivileged({"/usr/bin/find", root, "-type", "d", "-printf", "x"}, dirs))
     return "";
-  unsigned long long files = 0, dirs = 0;
-  for (const char c : r.out)
-    (c == 'd' ? dirs : files)++;
-  return counts(files, dirs);
+  return counts(files.out.size(), dirs.out.size());
 }
 
 /// The lines of `text` in order.
@@ -469,10 +471,32 @@ TEST(walk_app, unsearchable_directory_reports_the_child_path) {
   if (!run_unprivileged({k_walk, "--threads", "2", d.path()}, r))
     GTEST_SKIP() << "cannot drop to uid 65534 to make permissions apply";
   EXPECT_EQ(r.status, 1) << r.out << r.err;
-  // file, other/f; ROOT, noexec, other: like find, not noexec/sub, which cannot be looked at.
-  EXPECT_EQ(r.out, counts(2, 3));
+  // file, other/f and noexec/sub, which cannot be looked at (find: `! -type d` holds for
+  // it); ROOT, noexec, other.
+  EXPECT_EQ(r.out, counts(3, 3));
   EXPECT_EQ(r.out, find_counts_unprivileged(d.path()));
   EXPECT_EQ(r.err, "saturn-walk: cannot read " + (d / "noexec/sub") + ": Permission denied\n");
+}
+
+TEST(walk_app, subdirectories_of_an_unsearchable_directory_count_as_files_like_find) {
+  // find lists them but cannot lstat them: `-type d` is false, `! -type d` true. Several
+  // of them, so that with more threads some are handed to jobs of their own.
+  scratch_dir d;
+  mkdir_p(d / "noexec");
+  for (int i = 0; i < 8; ++i)
+    mkdir_p(d / ("noexec/sub" + std::to_string(i)));
+  touch(d / "noexec/file");
+  ASSERT_EQ(::chmod((d / "noexec").c_str(), 0644), 0);
+  const std::string want = find_counts_unprivileged(d.path());
+  for (const char* threads : {"1", "2", "4"}) {
+    fs_test::run_result r;
+    if (!run_unprivileged({k_walk, "--threads", threads, d.path()}, r))
+      GTEST_SKIP() << "cannot drop to uid 65534 to make permissions apply";
+    EXPECT_EQ(r.status, 1) << r.err;
+    EXPECT_EQ(r.out, counts(9, 2)) << "threads " << threads;
+    EXPECT_EQ(r.out, want) << "threads " << threads;
+    EXPECT_EQ(lines(r.err).size(), 8u) << r.err;
+  }
 }
 
 TEST(walk_app, error_path_is_spelled_from_root_as_given) {
