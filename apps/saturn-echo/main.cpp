@@ -7,6 +7,8 @@
 // (multishot receive: no SQE per message, no buffer per idle connection) and sends the
 // bytes straight back from the buffer they arrived in (nothing copied, nothing allocated
 // per message). SIGTERM/SIGINT stop it cleanly: the pool cancels all I/O and joins.
+// Exit status: 0 after SIGTERM/SIGINT, 1 when the port cannot be bound, 2 on a bad
+// command line (an out-of-range value is refused, never wrapped or clamped).
 #include <saturn/net.hpp>
 #include <saturn/sched/thread_pool.hpp>
 
@@ -58,6 +60,19 @@ saturn::task<void> accept_loop(saturn::thread_pool& pool, saturn::net::tcp_liste
   }
 }
 
+/// A receive-ring size the loop accepts: a power of two in [1, max]. Anything else would
+/// make every connection's receive fail (the server would reset each one it accepts).
+CLI::Validator power_of_two(unsigned max) {
+  return CLI::Validator(
+      [max](std::string& s) -> std::string {
+        unsigned long v = 0;
+        if (!CLI::detail::lexical_cast(s, v) || v == 0 || v > max || (v & (v - 1)) != 0)
+          return "must be a power of two from 1 to " + std::to_string(max) + ", not " + s;
+        return {};
+      },
+      "POWER_OF_TWO");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -74,16 +89,23 @@ int main(int argc, char** argv) {
   unsigned buffers = 512;
   unsigned buffer_size = 16384;
   unsigned spin_us = 50;
-  app.add_option("--port", port, "TCP port on 127.0.0.1")->required();
-  app.add_option("--threads", threads, "worker threads (0: the CPUs this process may use)");
+  app.add_option("--port", port, "TCP port on 127.0.0.1")->required()->check(CLI::Range(1u, 65535u));
+  app.add_option("--threads", threads, "worker threads (default: the CPUs this process may use)")
+      ->check(CLI::Range(1u, 255u));  // the pool's limit
   app.add_option("--accept", accept_mode, "shared: one listener; reuseport: one SO_REUSEPORT listener per worker")
       ->check(CLI::IsMember({"shared", "reuseport"}));
-  app.add_option("--buffers", buffers, "receive buffers per worker (power of two)");
-  app.add_option("--buffer-size", buffer_size, "bytes per receive buffer");
+  app.add_option("--buffers", buffers, "receive buffers per worker (power of two)")->check(power_of_two(32768));
+  app.add_option("--buffer-size", buffer_size, "bytes per receive buffer")->check(CLI::Range(1u, 1u << 20));
   app.add_option("--spin-us", spin_us, "how long an idle worker polls before parking");
   bool steal_io = false;
   app.add_flag("--steal-io-wakeups", steal_io, "A/B: let other workers steal tasks their ring woke (pin_io_wakeups off)");
-  CLI11_PARSE(app, argc, argv);
+  app.footer("SIGTERM/SIGINT close every connection and exit 0. Exit status 1: the port cannot be bound; 2: bad arguments.");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);  // prints the help, or the error and a hint
+    return code == 0 ? 0 : 2;       // CLI11's own codes (104-113) are not the usage convention
+  }
 
   // Block the stop signals before any worker starts, so only sigwait below sees them.
   sigset_t stop_set;
@@ -112,7 +134,7 @@ int main(int argc, char** argv) {
     for (unsigned i = 0; i < listeners; ++i) {
       auto l = saturn::net::tcp_listener::bind(addr, lo);
       if (!l) {
-        std::fprintf(stderr, "saturn-echo: %s (port %u)\n", l.err().message().c_str(), port);
+        std::fprintf(stderr, "saturn-echo: cannot listen on 127.0.0.1:%u: %s\n", port, l.err().message().c_str());
         return 1;
       }
       (void)pool.spawn(accept_loop(pool, std::move(*l), &place));
