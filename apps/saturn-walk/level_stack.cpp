@@ -128,11 +128,11 @@ int level_stack::reopen_top(name_stack& names, bool full_reads) noexcept {
 }
 
 std::string level_stack::path(std::size_t k, name_stack& names, const root_paths& paths) {
-  std::size_t j = k;
-  while (m_levels[j].fd < 0)
-    --j;
-  std::string p = paths.of_fd(m_levels[j].fd);
-  for (std::size_t i = j + 1; i <= k; ++i)
+  // From level 0 (the job's directory, never closed; ROOT itself for the first job), not
+  // from the nearest open level: /proc cannot spell a path longer than PATH_MAX, and the
+  // names of the levels in between are all here.
+  std::string p = paths.of_fd(m_levels[0].fd);
+  for (std::size_t i = 1; i <= k; ++i)
     p = join_path(p, name_stack::record_name(names.at(m_levels[i - 1].cur)));
   return p;
 }

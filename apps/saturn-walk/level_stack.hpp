@@ -70,7 +70,7 @@ class level_stack {
   /// Reopens the top level, closed for the window, by name from its nearest open
   /// ancestor: its new descriptor, or -errno (-ENOENT if another directory is there now).
   int reopen_top(name_stack& names, bool full_reads) noexcept;
-  /// The path of level `k` for a message.
+  /// The path of level `k` for a message: level 0's (paths.of_fd) and the names below it.
   std::string path(std::size_t k, name_stack& names, const root_paths& paths);
 
  private:

@@ -499,6 +499,39 @@ TEST(walk_app, subdirectories_of_an_unsearchable_directory_count_as_files_like_f
   }
 }
 
+TEST(walk_app, error_path_longer_than_path_max_is_spelled_in_full) {
+  // An unreadable directory 2100 levels down (a path of 4200+ bytes): find names it in
+  // full; the message used to say ROOT/.../x, as /proc cannot spell such a path.
+  scratch_dir d;
+  const std::string root = d / "c";
+  mkdir_p(root);
+  const chain_remover guard{root};
+  constexpr int k_depth = 2100;
+  make_chain(root, k_depth);
+  std::string want_path = root;
+  for (int i = 0; i < k_depth; ++i)
+    want_path += "/d";
+  want_path += "/x";
+  int fd = ::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  for (int i = 0; i < k_depth && fd >= 0; ++i) {
+    const int next = ::openat(fd, "d", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    ::close(fd);
+    fd = next;
+  }
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(::mkdirat(fd, "x", 0), 0);
+  for (const char* threads : {"1", "2"}) {
+    fs_test::run_result r;
+    if (!run_unprivileged({k_walk, "--threads", threads, root}, r))
+      GTEST_SKIP() << "cannot drop to uid 65534 to make permissions apply";
+    EXPECT_EQ(r.status, 1) << "threads " << threads;
+    EXPECT_EQ(r.out, counts(k_depth, k_depth + 2)) << "threads " << threads;
+    EXPECT_EQ(r.err, "saturn-walk: cannot read " + want_path + ": Permission denied\n") << "threads " << threads;
+  }
+  EXPECT_EQ(::unlinkat(fd, "x", AT_REMOVEDIR), 0);  // so that chain_remover gets to the top
+  ::close(fd);
+}
+
 TEST(walk_app, error_path_is_spelled_from_root_as_given) {
   scratch_dir d;
   mkdir_p(d / "x");
