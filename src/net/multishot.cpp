@@ -4,6 +4,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <new>
+
 namespace saturn::net::detail {
 
 multishot_source::multishot_source(kind k, int fd, unsigned limit) noexcept : m_limit(limit), m_fd(fd), m_kind(k) {
@@ -25,6 +27,8 @@ void multishot_source::on_loop_exit(loop_exit_hook* h) noexcept {
   s->m_count = 0;
   s->m_head = 0;
   s->m_held = -1;
+  s->m_spare_held = false;
+  s->m_spare_recv = false;
   s->m_waiter = nullptr;
   s->m_armed = false;
   s->m_paused = false;
@@ -54,6 +58,19 @@ void multishot_source::arm(bool poll_first) noexcept {
     m_owner->submit_accept(this, m_fd, nullptr, nullptr, SOCK_CLOEXEC, true);
 }
 
+void multishot_source::arm_spare() noexcept {
+  const unsigned size = m_bufs->buffer_size();
+  if (!m_spare)
+    m_spare.reset(new (std::nothrow) std::byte[size]);
+  if (!m_spare) {  // out of memory too: wait for a ring buffer as before
+    arm(true);
+    return;
+  }
+  m_armed = true;
+  m_spare_recv = true;
+  m_owner->submit_recv(this, m_fd, m_spare.get(), size, 0);
+}
+
 void multishot_source::push(ms_item it) {
   if (m_count == m_queue.size()) {
     // Grow (rare: the pause bounds a receive queue; accepts come in bursts).
@@ -77,6 +94,8 @@ ms_item multishot_source::pop() noexcept {
 void multishot_source::hand_out(ms_item it) noexcept {
   if (m_kind == kind::recv && (it.flags & cqe_f_buffer) != 0)
     m_held = static_cast<std::int32_t>(it.flags >> cqe_buffer_shift);
+  else if ((it.flags & ms_f_spare) != 0)
+    m_spare_held = true;
 }
 
 void multishot_source::drop(ms_item it) noexcept {
@@ -92,6 +111,10 @@ bool multishot_source::try_take(ms_item& out) noexcept {
   if (m_held >= 0) {
     m_bufs->recycle(static_cast<std::uint16_t>(m_held));
     m_held = -1;
+  }
+  if (m_spare_held) [[unlikely]] {  // the ring ran dry before: give the spare back too
+    m_spare_held = false;
+    m_spare.reset();
   }
   if (m_setup_error != 0) [[unlikely]] {
     out = ms_item{-m_setup_error, 0};
@@ -118,7 +141,10 @@ void multishot_source::on_cqe(operation* op, int res, unsigned flags) noexcept {
   const bool more = (flags & cqe_f_more) != 0;
   if (!more)
     s->m_armed = false;
-  if (s->m_kind == kind::recv && (flags & cqe_f_buffer) != 0) {
+  if (s->m_spare_recv) {  // the one-shot recv into the spare buffer
+    s->m_spare_recv = false;
+    flags = res > 0 ? ms_f_spare : 0;
+  } else if (s->m_kind == kind::recv && (flags & cqe_f_buffer) != 0) {
     s->m_bufs->note_taken();
     if (res <= 0) {  // no data in it: give it straight back
       s->m_bufs->recycle(static_cast<std::uint16_t>(flags >> cqe_buffer_shift));
@@ -148,8 +174,12 @@ void multishot_source::on_cqe(operation* op, int res, unsigned flags) noexcept {
       s->push(ms_item{res, flags});
     }
   }
-  if (!s->m_armed && s->m_waiter != nullptr && s->m_count == 0 && !s->m_eof)
-    s->arm(res == -ENOBUFS);
+  if (!s->m_armed && s->m_waiter != nullptr && s->m_count == 0 && !s->m_eof) {
+    if (res == -ENOBUFS && s->m_kind == kind::recv)
+      s->arm_spare();  // bytes are waiting and the ring is empty: take them without it
+    else
+      s->arm(false);
+  }
   else if (s->m_armed && !s->m_paused && s->m_count >= s->m_limit) {
     s->m_paused = true;  // the consumer lags: stop taking buffers until it catches up
     s->m_owner->submit_cancel(s);
@@ -193,6 +223,7 @@ void multishot_source::close_on_owner() noexcept {
     m_bufs->recycle(static_cast<std::uint16_t>(m_held));
     m_held = -1;
   }
+  m_spare_held = false;  // m_spare itself goes with the source (a recv may still write it)
   while (m_count > 0)
     drop(pop());
   if (!m_armed) {

@@ -1,6 +1,7 @@
 // TCP on one runtime: echo round trips, refused and timed-out connects, half-close, peer
 // resets mid-read and mid-write, cancellation of a receive without losing bytes, the
-// provided-buffer ring running dry, and a slow reader's backpressure.
+// provided-buffer ring running dry, a slow reader's backpressure, and stalled readers
+// that hold the whole ring while other connections are served.
 #include "net_util.hpp"
 
 #include <saturn/task/time.hpp>
@@ -303,6 +304,63 @@ TEST(Tcp, SlowReaderIsBackpressuredNotBuffered) {
     (void)co_await sh;
     co_await server;
     EXPECT_EQ(slow_st.bytes, msg.size());
+  }(&rt));
+}
+
+TEST(Tcp, StalledReadersCannotStarveOtherConnectionsOfBuffers) {
+  runtime rt;
+  // 8 buffers: two echo connections whose clients never read hold all of them (each the
+  // chunk it is sending and its queue up to the pause). Every other connection's receive
+  // then ends with -ENOBUFS; it must still get its bytes (a recv into a buffer of its
+  // own), not wait until a stalled client reads.
+  ASSERT_FALSE(rt.loop().reset_recv_buffers(8, 4096));
+  rt.block_on([](runtime* r) -> task<> {
+    auto l = listen_any();
+    saturn::task_context& root = co_await saturn::this_task::context();
+    auto msg = pattern(32u << 20, 21);  // more than the two sockets' kernel buffers hold
+    echo_stats stalled_st;
+    std::vector<net::tcp_stream> clients;
+    std::vector<saturn::join_handle<void>> servers, writers;
+    for (int i = 0; i < 2; ++i) {
+      auto c = co_await net::tcp_stream::connect(net::address::loopback_v4(port_of(l)));
+      CO_ASSERT_OK(c);
+      auto s = co_await l.accept();
+      CO_ASSERT_OK(s);
+      servers.push_back(saturn::spawn_in(root, echo_stream(std::move(*s), &stalled_st)));
+      clients.push_back(std::move(*c));
+    }
+    for (auto& c : clients)
+      writers.push_back(saturn::spawn_in(root, [](net::tcp_stream* cs, const std::vector<std::byte>* m) -> task<> {
+        auto tx = cs->send(*m);
+        auto w = co_await tx;
+        EXPECT_TRUE(w.has_value());
+      }(&c, &msg)));
+    auto z = saturn::sleep_for(300ms);
+    (void)co_await z;
+    std::error_code ec;
+    EXPECT_EQ(r->loop().recv_buffers(ec)->outstanding(), 8u) << "the stalled connections left buffers: test too weak";
+    // Two other connections, one after the other, each served while the ring stays empty.
+    for (int i = 0; i < 2; ++i) {
+      auto other = saturn::spawn_in(root, serve_n(&l, 1, nullptr));
+      auto timed = co_await saturn::with_timeout(5s, echo_round_trips(port_of(l), 10000, 10, 31 + i));
+      EXPECT_TRUE(timed.has_value()) << "another connection starved while two clients did not read";
+      co_await other;
+    }
+    // The stalled clients read at last: everything comes back, in order.
+    for (auto& c : clients) {
+      auto back = co_await read_exactly(c, msg.size());
+      EXPECT_TRUE(back == msg);
+    }
+    for (auto& w : writers)
+      co_await w;
+    for (auto& c : clients) {
+      auto sh = c.shutdown(SHUT_WR);
+      (void)co_await sh;
+    }
+    for (auto& s : servers)
+      co_await s;
+    EXPECT_EQ(stalled_st.bytes, 2 * msg.size());
+    EXPECT_EQ(r->loop().recv_buffers(ec)->outstanding(), 0u) << "a receive buffer was not recycled";
   }(&rt));
 }
 

@@ -39,6 +39,8 @@ class receive_awaiter : public ms_await {
     ms_item it = take_item();
     if (it.res < 0)
       return errno_error(it.res, "recv");
+    if (it.res > 0 && (it.flags & ms_f_spare) != 0)
+      return std::span<const std::byte>(m_src->spare(), static_cast<std::size_t>(it.res));
     if (it.res == 0 || (it.flags & cqe_f_buffer) == 0)
       return std::span<const std::byte>{};
     const auto bid = static_cast<std::uint16_t>(it.flags >> cqe_buffer_shift);

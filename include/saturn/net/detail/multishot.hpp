@@ -12,9 +12,13 @@
 ///   * Pause: when `limit` items wait in the queue (the consumer lags: a slow reader
 ///     upstream), the operation is cancelled; the socket's own buffer and TCP flow
 ///     control then push back on the sender. It is re-armed once the queue is drained.
-///   * -ENOBUFS (the loop's buffer ring ran dry) ends the operation: it is re-armed
-///     (poll-first) when the consumer next waits with an empty queue. A re-arm happens
-///     only after the previous operation's final CQE, so no byte is lost or reordered.
+///   * -ENOBUFS (the loop's buffer ring ran dry) ends the operation. The ring is shared by
+///     every connection of the loop, and connections whose peers do not read hold their
+///     buffers, so the consumer must not wait for one to come back: when it waits with an
+///     empty queue, one plain recv into a spare buffer of the source's own (ring buffer
+///     size, freed when the consumer takes the next item) takes the pending bytes, and the
+///     next wait re-arms the multishot receive. Only one operation is in flight at a time
+///     and each starts after the previous one's final CQE, so no byte is lost or reordered.
 ///   * close() may be called from any thread; the source then recycles what it holds,
 ///     cancels the operation and frees itself on the final CQE.
 ///   * If the loop is destroyed first (a socket outliving its runtime), the loop's exit
@@ -29,11 +33,16 @@
 #include <atomic>
 #include <cerrno>
 #include <coroutine>
+#include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <system_error>
 #include <vector>
 
 namespace saturn::net::detail {
+
+/// Item flag (not a kernel CQE flag): the bytes are in the source's spare buffer.
+inline constexpr unsigned ms_f_spare = 1u << 14;
 
 /// One CQE as the consumer sees it.
 struct ms_item {
@@ -65,6 +74,8 @@ class multishot_source final : public operation, private loop_exit_hook {
   }
   /// The receive buffers (owner's buf_ring); valid after bind_owner for kind::recv.
   buf_ring* buffers() const noexcept { return m_bufs; }
+  /// The spare receive buffer an item with ms_f_spare points into.
+  const std::byte* spare() const noexcept { return m_spare.get(); }
   /// Items queued and not taken (for tests and diagnostics).
   unsigned queued() const noexcept { return m_count; }
   /// True while a pause (cancel for backpressure) is in effect (for tests).
@@ -81,6 +92,7 @@ class multishot_source final : public operation, private loop_exit_hook {
   static void on_loop_exit(loop_exit_hook* h) noexcept;
   void close_on_owner() noexcept;
   void arm(bool poll_first) noexcept;
+  void arm_spare() noexcept;
   void push(ms_item it);
   ms_item pop() noexcept;
   void hand_out(ms_item it) noexcept;
@@ -97,11 +109,14 @@ class multishot_source final : public operation, private loop_exit_hook {
   int m_fd;
   int m_setup_error = 0;
   std::int32_t m_held = -1;  // receive buffer handed out last, recycled on the next take
+  std::unique_ptr<std::byte[]> m_spare;  // the ring ran dry: a recv lands here (see above)
   kind m_kind;
   bool m_armed = false;
   bool m_paused = false;
   bool m_eof = false;
   bool m_closing = false;
+  bool m_spare_recv = false;  // the operation in flight is the recv into m_spare
+  bool m_spare_held = false;  // the item handed out last is in m_spare
   struct close_node : runnable {
     multishot_source* self = nullptr;
   } m_close_node;
