@@ -32,6 +32,21 @@ bool fd_exhaustion(const error& e) noexcept {
   return &e.code.category() == &std::system_category() && (v == EMFILE || v == ENFILE || v == ENOBUFS || v == ENOMEM);
 }
 
+// accept(2) on Linux passes on errors of a connection that died in the accept queue
+// (reset, unreachable, aborted): the listener is fine, the next connection can be taken.
+bool connection_error(const error& e) noexcept {
+  const int v = e.code.value();
+  if (&e.code.category() != &std::system_category())
+    return false;
+  switch (v) {
+    case ECONNABORTED: case EPROTO: case ENETDOWN: case ENOPROTOOPT: case EHOSTDOWN:
+    case ENONET: case EHOSTUNREACH: case EOPNOTSUPP: case ENETUNREACH: case EPERM: case EINTR:
+      return true;
+    default:
+      return false;
+  }
+}
+
 void set_nodelay_fd(int fd) noexcept {
   int one = 1;
   ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
@@ -178,6 +193,8 @@ task<result<int>> listener_base::accept_fd() {
       m_exhausted = false;  // an episode ends with the first accept that works
       co_return r;
     }
+    if (connection_error(r.err()))
+      continue;  // that connection is gone; the listener is not (an error here used to end accept loops)
     if (!m_opts.retry_fd_exhaustion || !fd_exhaustion(r.err()))
       co_return r;
     // Out of descriptors (or kernel memory): keep serving what is open, retry later.

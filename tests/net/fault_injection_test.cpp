@@ -1,6 +1,7 @@
 // Sockets under injected faults (saturn/testing/fault_injection.hpp), fixed seeds: sends
 // and receives cut short, multishot receives ended by -ENOBUFS (re-armed by the stream),
-// and connections failing with ECONNRESET / EPIPE. Oracles: a position-dependent byte
+// connections failing with ECONNRESET / EPIPE, and accepts failing with ECONNABORTED /
+// EPROTO (skipped by the listener). Oracles: a position-dependent byte
 // pattern echoed back exactly (nothing lost, duplicated or reordered), errors returned as
 // values naming the operation, and the injector's counts showing the faults happened.
 #include <gtest/gtest.h>
@@ -90,3 +91,33 @@ TEST(net_faults_errors, reset_and_broken_pipe_come_back_named) {
 }
 
 }  // namespace
+
+// accept(2) passes on errors of connections that died in the queue (ECONNABORTED, EPROTO
+// ...): accept() skips them and returns the next connection instead of the error, which
+// used to end accept loops such as saturn-echo's for good.
+TEST(net_faults_accept, dead_connection_errors_are_skipped) {
+  fault_plan plan;
+  plan.seed = 5;
+  plan.rules = {{op_kind::accept, ECONNABORTED, 0.3}, {op_kind::accept, EPROTO, 0.3}};
+  fault_scope scope(plan);
+  saturn::runtime rt;
+  rt.block_on([]() -> task<> {
+    auto l = net::tcp_listener::bind(net::address::loopback_v4(0));
+    CO_ASSERT_TRUE(l.has_value());
+    const std::uint16_t port = l->local_address()->port();
+    saturn::task_context& root = co_await saturn::this_task::context();
+    auto clients = saturn::spawn_in(root, [](std::uint16_t p) -> task<> {
+      for (int i = 0; i < 20; ++i) {
+        auto c = co_await net::tcp_stream::connect(net::address::loopback_v4(p));
+        EXPECT_TRUE(c.has_value());
+      }
+    }(port));
+    for (int i = 0; i < 20; ++i) {
+      auto s = co_await l->accept();
+      CO_ASSERT_TRUE(s.has_value());
+    }
+    co_await clients;
+  }());
+  const auto k = static_cast<std::size_t>(op_kind::accept);
+  EXPECT_GT(scope.stats().errors[k].load(), 0u) << "nothing was injected: test too weak";
+}

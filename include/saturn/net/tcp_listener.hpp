@@ -3,6 +3,9 @@
 /// kept armed by default), and the fd-exhaustion policy: EMFILE/ENFILE (and ENOBUFS,
 /// ENOMEM) on accept are not fatal — the listener logs once per episode to stderr, backs
 /// off (10 ms doubling to 640 ms), and resumes accepting; open connections are unaffected.
+/// Errors accept(2) passes on from a connection that died in the accept queue
+/// (ECONNABORTED, EPROTO, ENETDOWN, EHOSTUNREACH, EPERM … see accept(2)) are not returned
+/// either: that connection is skipped and the next one accepted.
 #pragma once
 
 #include <saturn/net/address.hpp>
