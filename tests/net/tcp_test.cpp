@@ -287,10 +287,12 @@ TEST(Tcp, SlowReaderIsBackpressuredNotBuffered) {
     std::error_code ec;
     {
       const unsigned held = r->loop().recv_buffers(ec)->outstanding();
-      // Bounded by the stream's queue limit (8), the chunk being sent and the few CQEs
-      // that land before the pause's cancel takes effect — not by the 32 MiB the client
-      // pushed (8192 buffers; the ring has 256): the rest waits in the kernel.
-      EXPECT_LE(held, 8u + 16u);
+      // Bounded by the stream's queue limit (8), the chunk being sent and the CQEs that
+      // land before the pause's cancel takes effect: one kernel retry round of a multishot
+      // receive posts up to 32 (io_uring's MULTISHOT_MAX_RETRY), and a loaded machine
+      // (a parallel ctest) lets a round through first; 37 was seen. Not the 32 MiB the
+      // client pushed (8192 buffers; the ring has 256): the rest waits in the kernel.
+      EXPECT_LE(held, 8u + 1u + 32u + 7u);
     }
     // Another connection is served meanwhile: the ring is not hogged.
     auto other = saturn::spawn_in(root, serve_n(&l, 1, nullptr));
