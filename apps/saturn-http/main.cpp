@@ -32,6 +32,7 @@ using saturn::http::route_params;
 constexpr std::string_view k_hello = "Hello, World!";
 constexpr std::string_view k_json = R"({"message":"Hello, World!"})";
 constexpr long k_max_delay_ms = 60'000;
+constexpr long k_max_timeout_ms = 86'400'000;  // a day: longer is surely a typo
 
 saturn::task<response> plaintext(const request&, const route_params&) {
   co_return response::with_static_body(200, "text/plain", k_hello);
@@ -82,14 +83,20 @@ int main(int argc, char** argv) {
   unsigned threads = std::thread::hardware_concurrency();
   saturn::http::server_options opts;
   long header_ms = opts.header_timeout.count(), idle_ms = opts.idle_timeout.count();
-  app.add_option("--port", port, "TCP port on 127.0.0.1")->check(CLI::Range(0u, 65535u));
-  app.add_option("--threads", threads, "worker threads (thread_pool, io mode)")->check(CLI::Range(1u, 1024u));
-  app.add_option("--max-connections", opts.max_connections, "accepting pauses at this many open connections");
-  app.add_option("--header-timeout-ms", header_ms, "close a connection whose request headers take longer");
-  app.add_option("--idle-timeout-ms", idle_ms, "close a kept-alive connection idle this long");
-  app.add_option("--max-body", opts.limits.max_body, "largest request body (413 above)");
+  app.add_option("--port", port, "TCP port on 127.0.0.1")->check(CLI::Range(1u, 65535u));
+  app.add_option("--threads", threads, "worker threads (thread_pool, io mode)")
+      ->check(CLI::Range(1u, 255u));  // the pool's limit
+  app.add_option("--max-connections", opts.max_connections, "accepting pauses at this many open connections")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 24));
+  app.add_option("--header-timeout-ms", header_ms, "close a connection whose request headers take longer")
+      ->check(CLI::Range(1L, k_max_timeout_ms));
+  app.add_option("--idle-timeout-ms", idle_ms, "close a kept-alive connection idle this long")
+      ->check(CLI::Range(1L, k_max_timeout_ms));
+  app.add_option("--max-body", opts.limits.max_body, "largest request body (413 above)")
+      ->check(CLI::Range(std::size_t{0}, std::size_t{1} << 40));
   unsigned spin_us = 50;
-  app.add_option("--spin-us", spin_us, "how long an idle worker searches for work before it parks");
+  app.add_option("--spin-us", spin_us, "how long an idle worker searches for work before it parks")
+      ->check(CLI::Range(0u, 1'000'000u));
   app.add_flag("--multishot-receive", opts.multishot_receive,
                "read through a multishot receive (provided buffers) instead of one recv per read (A/B)");
   bool per_thread = false;
@@ -99,7 +106,13 @@ int main(int argc, char** argv) {
   app.add_flag("--steal-io-wakeups", steal_io, "A/B: let other workers steal tasks their ring woke (pin_io_wakeups off)");
   bool ring_send = false;
   app.add_flag("--ring-send", ring_send, "send through the ring only (no first non-blocking send(2); A/B)");
-  CLI11_PARSE(app, argc, argv);
+  app.footer("SIGTERM/SIGINT stop the server and exit 0. Exit status 1: the port cannot be bound; 2: bad arguments.");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);  // prints the help, or the error and a hint
+    return code == 0 ? 0 : 2;       // CLI11's own codes (10x) are not the usage convention
+  }
   opts.direct_send = !ring_send;
   opts.header_timeout = std::chrono::milliseconds(header_ms);
   opts.idle_timeout = std::chrono::milliseconds(idle_ms);

@@ -5,66 +5,22 @@
 #include <gtest/gtest.h>
 #include <saturn/saturn.hpp>
 
-#include <fcntl.h>
 #include <signal.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <chrono>
 #include <string>
-#include <thread>
 #include <vector>
+
+#include "support/run_program.hpp"
 
 namespace {
 
 namespace net = saturn::net;
 const std::string k_bin = std::string(SATURN_BIN_DIR) + "/saturn-echo";
 
-struct outcome {
-  int status = -1;  ///< exit status, or -1 when it did not exit by itself within 5 s
-  std::string err;  ///< what it wrote to stderr
-};
+using outcome = saturn_test::program_outcome;
 
-/// Runs saturn-echo with `args`; `sig` != 0 sends that signal after 300 ms.
-outcome run(std::vector<std::string> args, int sig = 0) {
-  int pipefd[2];
-  if (::pipe2(pipefd, O_CLOEXEC) != 0)
-    return {};
-  const pid_t pid = ::fork();
-  if (pid == 0) {
-    ::dup2(pipefd[1], 2);
-    const int null = ::open("/dev/null", O_WRONLY);
-    ::dup2(null, 1);  // --help's text
-    std::vector<char*> argv{const_cast<char*>(k_bin.c_str())};
-    for (auto& a : args)
-      argv.push_back(a.data());
-    argv.push_back(nullptr);
-    ::execv(k_bin.c_str(), argv.data());
-    ::_exit(127);
-  }
-  ::close(pipefd[1]);
-  if (sig != 0) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(300));
-    ::kill(pid, sig);
-  }
-  outcome o;
-  int status = 0;
-  pid_t done = 0;
-  for (int i = 0; i < 500 && (done = ::waitpid(pid, &status, WNOHANG)) == 0; ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  if (done == 0) {
-    ::kill(pid, SIGKILL);
-    ::waitpid(pid, &status, 0);
-  } else if (WIFEXITED(status)) {
-    o.status = WEXITSTATUS(status);
-  }
-  char buf[4096];
-  ssize_t n = 0;
-  while ((n = ::read(pipefd[0], buf, sizeof buf)) > 0)
-    o.err.append(buf, static_cast<std::size_t>(n));
-  ::close(pipefd[0]);
-  return o;
-}
+outcome run(std::vector<std::string> args, int sig = 0) { return saturn_test::run_program(k_bin, std::move(args), sig); }
 
 TEST(echo_cli, bad_arguments_exit_2_naming_the_option) {
   ASSERT_EQ(::access(k_bin.c_str(), X_OK), 0) << k_bin << " is not built";
