@@ -11,16 +11,17 @@
 #include "http/chars.hpp"
 
 #include <cstddef>
+#include <cstdint>
 #include <string_view>
 
 namespace saturn::http::detail {
 
-/// Scans origin-form bytes (pchar / "/" / "?" / pct-encoded) of p[i, n); returns where the
-/// scan stopped: n, or the first byte that is none of them (a '%' without two hex digits
-/// after it included).
-inline std::size_t scan_origin(const char* p, std::size_t i, std::size_t n) noexcept {
+/// Scans bytes of class `cls` and pct-encoded triplets in p[i, n); returns where the scan
+/// stopped: n, or the first byte that is neither (a '%' without two hex digits after it
+/// included).
+inline std::size_t scan_pct(const char* p, std::size_t i, std::size_t n, std::uint8_t cls) noexcept {
   for (;;) {
-    while (i < n && is(p[i], c_origin))
+    while (i < n && is(p[i], cls))
       ++i;
     if (i + 2 < n && p[i] == '%' && is(p[i + 1], c_hex) && is(p[i + 2], c_hex)) {
       i += 3;
@@ -28,6 +29,11 @@ inline std::size_t scan_origin(const char* p, std::size_t i, std::size_t n) noex
     }
     return i;
   }
+}
+
+/// Scans origin-form bytes (pchar / "/" / "?" / pct-encoded) of p[i, n): see scan_pct.
+inline std::size_t scan_origin(const char* p, std::size_t i, std::size_t n) noexcept {
+  return scan_pct(p, i, n, c_origin);
 }
 
 /// IPv4address: four dec-octets ("0".."255", no leading zero) separated by '.'.
@@ -116,15 +122,7 @@ inline bool valid_host(std::string_view v) noexcept {
       return false;
     i = close + 1;
   } else {
-    for (;;) {
-      while (i < n && is(v[i], c_regname))
-        ++i;
-      if (i + 2 < n && v[i] == '%' && is(v[i + 1], c_hex) && is(v[i + 2], c_hex)) {
-        i += 3;
-        continue;
-      }
-      break;
-    }
+    i = scan_pct(v.data(), 0, n, c_regname);
   }
   if (i == n)
     return true;
