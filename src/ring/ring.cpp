@@ -29,34 +29,35 @@ constexpr unsigned flag_no_sqarray = IORING_SETUP_NO_SQARRAY;
 constexpr unsigned flag_no_sqarray = 1U << 16;
 #endif
 
-/// Setup flag sets from most to least preferred. The first the kernel accepts is
-/// remembered for the process so later rings skip the failed attempts.
+/// Setup flag sets from most to least preferred, each first with NO_SQARRAY. The first the
+/// kernel accepts is remembered for the process so later rings skip the failed attempts
+/// (a kernel before 6.6 refuses the NO_SQARRAY row and takes the one after it).
 struct candidate {
   unsigned flags;
   bool needs_single_issuer;
   bool needs_defer;
 };
+constexpr unsigned flag_defer = flag_si | IORING_SETUP_DEFER_TASKRUN | IORING_SETUP_SUBMIT_ALL;
+constexpr unsigned flag_coop = IORING_SETUP_COOP_TASKRUN | IORING_SETUP_TASKRUN_FLAG | IORING_SETUP_SUBMIT_ALL;
+constexpr unsigned flag_tf = IORING_SETUP_TASKRUN_FLAG;
+constexpr unsigned flag_ns = flag_no_sqarray;
 constexpr candidate k_candidates[] = {
-    {flag_si | IORING_SETUP_DEFER_TASKRUN | IORING_SETUP_TASKRUN_FLAG | IORING_SETUP_SUBMIT_ALL, true, true},
-    {flag_si | IORING_SETUP_DEFER_TASKRUN | IORING_SETUP_SUBMIT_ALL, true, true},
-    {flag_si | IORING_SETUP_COOP_TASKRUN | IORING_SETUP_TASKRUN_FLAG | IORING_SETUP_SUBMIT_ALL, true, false},
-    {IORING_SETUP_COOP_TASKRUN | IORING_SETUP_TASKRUN_FLAG | IORING_SETUP_SUBMIT_ALL, false, false},
-    {IORING_SETUP_SUBMIT_ALL, false, false},
-    {0, false, false},
+    {flag_ns | flag_defer | flag_tf, true, true},  {flag_defer | flag_tf, true, true},
+    {flag_ns | flag_defer, true, true},            {flag_defer, true, true},
+    {flag_ns | flag_si | flag_coop, true, false},  {flag_si | flag_coop, true, false},
+    {flag_ns | flag_coop, false, false},           {flag_coop, false, false},
+    {flag_ns | IORING_SETUP_SUBMIT_ALL, false, false}, {IORING_SETUP_SUBMIT_ALL, false, false},
+    {flag_ns, false, false},                       {0, false, false},
 };
 constexpr int k_candidate_count = sizeof(k_candidates) / sizeof(k_candidates[0]);
 
 // ordering: relaxed is enough, the value is only a hint of where to start probing.
 std::atomic<int> g_first_candidate{0};
-// Whether NO_SQARRAY is still worth trying (cleared the first time the kernel rejects it).
-std::atomic<bool> g_try_no_sqarray{true};
-
-/// Sets a ring up with NO_SQARRAY. liburing 2.3's io_uring_queue_init_params would fill the
-/// SQ index array, which such a ring does not have (its offset is 0, the SQ head), so this
-/// path makes the ring with the raw setup call and maps it with io_uring_queue_mmap, which
-/// only maps. Returns 0 or -errno.
+/// Sets a ring up with NO_SQARRAY (in p.flags). liburing 2.3's io_uring_queue_init_params
+/// would fill the SQ index array, which such a ring does not have (its offset is 0, the SQ
+/// head), so this path makes the ring with the raw setup call and maps it with
+/// io_uring_queue_mmap, which only maps. Returns 0 or -errno.
 int setup_without_sqarray(unsigned entries, io_uring_params& p, io_uring& ring) {
-  p.flags |= flag_no_sqarray;
   const int fd = io_uring_setup(entries, &p);
   if (fd < 0)
     return fd;
@@ -145,29 +146,15 @@ uring::uring(const setup_options& opts) {
     p.cq_entries = opts.cq_entries != 0 ? opts.cq_entries : entries * 4;
     if (p.cq_entries < entries)
       p.cq_entries = entries;  // the kernel rejects a CQ smaller than the SQ
-    result = -EINVAL;
-    bool sqarray_refused = false;
-    if (g_try_no_sqarray.load(std::memory_order_relaxed)) {
-      io_uring_params q = p;
-      result = setup_without_sqarray(entries, q, m_ring);
-      if (result == 0) {
-        p = q;
-        m_features.no_sqarray = true;
-      }
-      sqarray_refused = result == -EINVAL;
-    }
-    if (result == -EINVAL) {
-      result = io_uring_queue_init_params(entries, &m_ring, &p);
-      // The same flags without NO_SQARRAY were accepted: the kernel predates it (< 6.6).
-      if (result == 0 && sqarray_refused)
-        g_try_no_sqarray.store(false, std::memory_order_relaxed);
-    }
+    result = (c.flags & flag_ns) != 0 ? setup_without_sqarray(entries, p, m_ring)
+                                      : io_uring_queue_init_params(entries, &m_ring, &p);
     if (result == 0) {
       chosen = i;
       m_features.single_issuer = (c.flags & flag_si) != 0;
       m_features.defer_taskrun = (c.flags & IORING_SETUP_DEFER_TASKRUN) != 0;
       m_features.coop_taskrun = (c.flags & IORING_SETUP_COOP_TASKRUN) != 0;
       m_features.taskrun_flag = (c.flags & IORING_SETUP_TASKRUN_FLAG) != 0;
+      m_features.no_sqarray = (c.flags & flag_ns) != 0;
       m_features.ext_arg = (p.features & IORING_FEAT_EXT_ARG) != 0;
       m_features.nodrop = (p.features & IORING_FEAT_NODROP) != 0;
       m_features.cqe_skip = (p.features & IORING_FEAT_CQE_SKIP) != 0;
