@@ -13,6 +13,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <initializer_list>
 #include <random>
 #include <sstream>
 #include <vector>
@@ -325,6 +326,20 @@ bool run_unprivileged(const std::vector<std::string>& argv, fs_test::run_result&
   return out.status != 126 && out.status != 127;
 }
 
+/// Runs saturn-walk unprivileged (see run_unprivileged) on `root` once per count in
+/// `threads`, handing each result to `check(result, threads)`. False, having checked
+/// nothing, when it cannot drop to uid 65534.
+template <class F>
+bool walk_unprivileged_each(const std::string& root, std::initializer_list<const char*> threads, F check) {
+  for (const char* t : threads) {
+    fs_test::run_result r;
+    if (!run_unprivileged({k_walk, "--threads", t, root}, r))
+      return false;
+    check(r, t);
+  }
+  return true;
+}
+
 
 /// find's counts as uid 65534 (what an unprivileged walk can see), or "" if impossible:
 /// the contract's `find ROOT ! -type d` and `find ROOT -type d` (one character per entry,
@@ -386,10 +401,7 @@ TEST(walk_app, every_unreadable_directory_is_reported_and_the_rest_walked) {
   for (const std::string& p : locked)
     ASSERT_EQ(::chmod(p.c_str(), 0), 0);
   const std::string want = find_counts_unprivileged(d.path());
-  for (const char* threads : {"1", "2", "4"}) {
-    fs_test::run_result r;
-    if (!run_unprivileged({k_walk, "--threads", threads, d.path()}, r))
-      GTEST_SKIP() << "cannot drop to uid 65534 to make permissions apply";
+  const bool ran = walk_unprivileged_each(d.path(), {"1", "2", "4"}, [&](const fs_test::run_result& r, const char* threads) {
     EXPECT_EQ(r.status, 1) << r.err;
     EXPECT_EQ(r.out, want) << "threads " << threads;
     std::vector<std::string> got = lines(r.err), expected;
@@ -398,7 +410,9 @@ TEST(walk_app, every_unreadable_directory_is_reported_and_the_rest_walked) {
     std::sort(got.begin(), got.end());
     std::sort(expected.begin(), expected.end());
     EXPECT_EQ(got, expected) << "threads " << threads;
-  }
+  });
+  if (!ran)
+    GTEST_SKIP() << "cannot drop to uid 65534 to make permissions apply";
 }
 
 TEST(walk_app, directories_that_vanish_during_the_walk_are_skipped_silently) {
@@ -488,15 +502,14 @@ TEST(walk_app, subdirectories_of_an_unsearchable_directory_count_as_files_like_f
   touch(d / "noexec/file");
   ASSERT_EQ(::chmod((d / "noexec").c_str(), 0644), 0);
   const std::string want = find_counts_unprivileged(d.path());
-  for (const char* threads : {"1", "2", "4"}) {
-    fs_test::run_result r;
-    if (!run_unprivileged({k_walk, "--threads", threads, d.path()}, r))
-      GTEST_SKIP() << "cannot drop to uid 65534 to make permissions apply";
+  const bool ran = walk_unprivileged_each(d.path(), {"1", "2", "4"}, [&](const fs_test::run_result& r, const char* threads) {
     EXPECT_EQ(r.status, 1) << r.err;
     EXPECT_EQ(r.out, counts(9, 2)) << "threads " << threads;
     EXPECT_EQ(r.out, want) << "threads " << threads;
     EXPECT_EQ(lines(r.err).size(), 8u) << r.err;
-  }
+  });
+  if (!ran)
+    GTEST_SKIP() << "cannot drop to uid 65534 to make permissions apply";
 }
 
 TEST(walk_app, error_path_longer_than_path_max_is_spelled_in_full) {
@@ -520,14 +533,13 @@ TEST(walk_app, error_path_longer_than_path_max_is_spelled_in_full) {
   }
   ASSERT_GE(fd, 0);
   ASSERT_EQ(::mkdirat(fd, "x", 0), 0);
-  for (const char* threads : {"1", "2"}) {
-    fs_test::run_result r;
-    if (!run_unprivileged({k_walk, "--threads", threads, root}, r))
-      GTEST_SKIP() << "cannot drop to uid 65534 to make permissions apply";
+  const bool ran = walk_unprivileged_each(root, {"1", "2"}, [&](const fs_test::run_result& r, const char* threads) {
     EXPECT_EQ(r.status, 1) << "threads " << threads;
     EXPECT_EQ(r.out, counts(k_depth, k_depth + 2)) << "threads " << threads;
     EXPECT_EQ(r.err, "saturn-walk: cannot read " + want_path + ": Permission denied\n") << "threads " << threads;
-  }
+  });
+  if (!ran)
+    GTEST_SKIP() << "cannot drop to uid 65534 to make permissions apply";
   EXPECT_EQ(::unlinkat(fd, "x", AT_REMOVEDIR), 0);  // so that chain_remover gets to the top
   ::close(fd);
 }
