@@ -1,7 +1,8 @@
 // Route matching: routes without parameters compare the whole path at once; the others
-// walk the path one segment at a time. The rare answers' helpers (recognized methods, the
-// Allow list) and the percent-decoding of paths that contain '%' are here too. Linear in the number of routes (servers here have
-// a handful; a trie would be the next step for hundreds).
+// walk the path one segment at a time. Linear in the number of routes (servers here have
+// a handful; a trie would be the next step for hundreds). The rare answers' helpers
+// (recognized methods, the Allow list) and the percent-decoding of paths that contain '%'
+// are here too.
 #include <saturn/http/router.hpp>
 
 #include "http/chars.hpp"
