@@ -5,8 +5,19 @@
 
 namespace saturn::detail {
 
+void waiter::drop_box() noexcept {
+  // lifetime: deleting the box destroys the std::stop_callback, which waits for a
+  // callback running on another thread to return.
+  if (callback_box* b = box()) {
+    // ordering: relaxed; only this task writes the word, and no notifier reads it any more
+    // (the wait is over, or the frame is being destroyed while it waits).
+    m_promise_or_box.store(reinterpret_cast<std::uintptr_t>(b->promise), std::memory_order_relaxed);
+    delete b;
+  }
+}
+
 waiter::~waiter() {
-  m_callback.reset();
+  drop_box();
   // lifetime: we get here with m_list set only when the frame is destroyed while it waits
   // (a runtime shutting down). A primitive that died first nulled m_list (~waiter_list); a
   // notified waiter is unlinked already, and its primitive may be gone: leave it alone.
@@ -19,7 +30,8 @@ waiter::~waiter() {
 }
 
 bool waiter::link(waiter_list& list, promise_base* p) noexcept {
-  m_promise = p;
+  // ordering: relaxed; the list's lock publishes it to a signaller.
+  m_promise_or_box.store(reinterpret_cast<std::uintptr_t>(p), std::memory_order_relaxed);
   if (p->token().stop_requested()) {
     m_outcome = wait_outcome::canceled;
     return false;
@@ -29,9 +41,13 @@ bool waiter::link(waiter_list& list, promise_base* p) noexcept {
 }
 
 bool waiter::park() noexcept {
-  const std::stop_token& token = m_promise->token();
-  if (token.stop_possible())
-    m_callback.reset(new callback_box{std::stop_callback<stop_fn>(token, stop_fn{this})});  // may run cancel() here
+  promise_base* p = promise();
+  const std::stop_token& token = p->token();
+  if (token.stop_possible()) {
+    auto* b = new callback_box{p, std::stop_callback<stop_fn>(token, stop_fn{this})};  // may run cancel() here
+    // ordering: release publishes b->promise to a notifier that reads the word (promise()).
+    m_promise_or_box.store(reinterpret_cast<std::uintptr_t>(b) | boxed, std::memory_order_release);
+  }
   std::uint8_t expected = arming;
   // ordering: acq_rel: release hands this frame's state (the callback just armed) to a
   // notifier that may resume us on another thread; acquire, taken on failure too, makes
@@ -40,9 +56,9 @@ bool waiter::park() noexcept {
 }
 
 void waiter::unpark() noexcept {
-  // lifetime: resetting waits for a stop callback running on another thread to return;
-  // after that no other thread reads this waiter.
-  m_callback.reset();
+  // lifetime: dropping the box waits for a stop callback running on another thread to
+  // return; after that no other thread reads this waiter.
+  drop_box();
   m_list = nullptr;
 }
 
@@ -75,7 +91,7 @@ void waiter::cancel() noexcept {
 }
 
 void notify(waiter* w) noexcept {
-  promise_base* p = w->m_promise;  // lifetime: read before the exchange frees the waiter to go
+  promise_base* p = w->promise();  // lifetime: read before the exchange frees the waiter to go
   // ordering: acq_rel: release publishes the outcome (and any value) written under the
   // lock; acquire sees the task's park() before we hand the task to a scheduler, which may
   // resume it on another thread.
