@@ -62,9 +62,9 @@ struct channel_send_awaiter : waiter {
       m_source = &*m_copy;  // lifetime: the awaiter is in its final place now
     return m_channel->suspend_send(*this, &h.promise());
   }
-  result<void> await_resume() noexcept {
+  wait_result await_resume() noexcept {
     unpark();
-    return to_result("channel::send", "channel::send: channel closed");
+    return to_wait_result(wait_op::channel_send);
   }
 };
 

@@ -32,9 +32,9 @@ struct event_awaiter : waiter {
     static_assert(saturn_promise<P>, "saturn::event::wait() must be awaited from a saturn::task");
     return suspend(&h.promise());
   }
-  result<void> await_resume() noexcept {
+  wait_result await_resume() noexcept {
     unpark();
-    return to_result("event::wait");
+    return to_wait_result(wait_op::event_wait);
   }
   bool suspend(promise_base* p) noexcept;
   /// The event awaited (from m_list, set by the constructor; valid until await_resume).
@@ -70,9 +70,9 @@ class event {
   }
 
   /// `co_await ev.wait()` suspends the task until the event is set; completes at once if
-  /// it is set. Returns ok, or std::errc::operation_canceled when the task's stop token
-  /// stopped the wait first. Await from a saturn task, directly (the awaiter is single
-  /// use); allocates nothing.
+  /// it is set. Returns a wait_result: ok, or std::errc::operation_canceled when the
+  /// task's stop token stopped the wait first. Await from a saturn task, directly (the
+  /// awaiter is single use); allocates nothing.
   [[nodiscard]] detail::event_awaiter wait() noexcept { return detail::event_awaiter(this); }
 
  private:

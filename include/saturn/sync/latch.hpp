@@ -18,9 +18,9 @@ namespace saturn {
 namespace detail {
 struct latch_awaiter : event_awaiter {
   using event_awaiter::event_awaiter;
-  result<void> await_resume() noexcept {
+  wait_result await_resume() noexcept {
     unpark();
-    return to_result("latch::wait");
+    return to_wait_result(wait_op::latch_wait);
   }
 };
 }  // namespace detail

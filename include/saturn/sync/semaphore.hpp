@@ -31,9 +31,9 @@ struct semaphore_awaiter : waiter {
     static_assert(saturn_promise<P>, "saturn::semaphore::acquire() must be awaited from a saturn::task");
     return suspend(&h.promise());
   }
-  result<void> await_resume() noexcept {
+  wait_result await_resume() noexcept {
     unpark();
-    return to_result("semaphore::acquire");
+    return to_wait_result(wait_op::semaphore_acquire);
   }
   bool suspend(promise_base* p) noexcept;
 };

@@ -30,9 +30,9 @@ struct wait_group_awaiter : waiter {
     static_assert(saturn_promise<P>, "saturn::wait_group::wait() must be awaited from a saturn::task");
     return suspend(&h.promise());
   }
-  result<void> await_resume() noexcept {
+  wait_result await_resume() noexcept {
     unpark();
-    return to_result("wait_group::wait");
+    return to_wait_result(wait_op::wait_group_wait);
   }
   bool suspend(promise_base* p) noexcept;
 };

@@ -30,6 +30,7 @@
 #include <saturn/detail/atomic.hpp>
 #include <saturn/result.hpp>
 #include <saturn/sync/detail/spin_lock.hpp>
+#include <saturn/sync/wait_result.hpp>
 #include <saturn/task/detail/promise_base.hpp>
 
 #include <cstdint>
@@ -72,6 +73,14 @@ class waiter {
   /// The outcome as a result: ok, or operation_canceled / broken_pipe named `op` /
   /// `closed_op`.
   result<void> to_result(const char* op, const char* closed_op = "closed") const noexcept;
+  /// The outcome as a one-byte wait_result of `op` (the sync waits that return no value).
+  wait_result to_wait_result(wait_op op) const noexcept {
+    switch (m_outcome) {
+      case wait_outcome::canceled: return wait_result::canceled(op);
+      case wait_outcome::closed: return wait_result::closed(op);
+      default: return {};
+    }
+  }
 
   /// The waiting task (set by link(); read by whoever notifies).
   promise_base* promise() const noexcept;
