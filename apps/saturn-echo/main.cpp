@@ -80,13 +80,17 @@ int main(int argc, char** argv) {
   unsigned port = 0;
   unsigned threads = 0;
   std::string accept_mode = "shared";
-  // 512 x 16 KiB = 8 MiB a worker. The kernel takes provided buffers in ring order, so every
-  // buffer of the ring cycles through the cache: with 2,048 (32 MiB) each 16 KiB receive
-  // landed in cold memory and its copy was 20% of the server's time in few-large (perf);
-  // 512 measured 8.7 us/msg there at one thread (10.3-10.9 with 2,048) and 9.6-13.7 at two
-  // (14.9-18.7), with many-small unchanged; 128 was faster still in few-large (8.1) but
-  // slower in many-small, where 1,000 connections hold buffers at once.
+  // 512 x 16 KiB = 8 MiB a worker to start with. The kernel takes provided buffers in ring
+  // order, so every buffer of the ring cycles through the cache: with 2,048 (32 MiB) each
+  // 16 KiB receive landed in cold memory and its copy was 20% of the server's time in
+  // few-large (perf); 512 measured 8.7 us/msg there at one thread (10.3-10.9 with 2,048).
+  // Many connections receiving at once (many-small: 1,000) need more than 512: the ring
+  // grows by 512 whenever receives find it empty with every buffer out, up to
+  // --max-buffers. Without that, nearly every many-small message ended its multishot
+  // receive with -ENOBUFS and took a spare-buffer recv and a re-arm (1.47 receive SQEs and
+  // an extra CQE a message, traced); grown to 1,536-2,048 it takes none.
   unsigned buffers = 512;
+  unsigned max_buffers = 4096;
   unsigned buffer_size = 16384;
   unsigned spin_us = 50;
   app.add_option("--port", port, "TCP port on 127.0.0.1")->required()->check(CLI::Range(1u, 65535u));
@@ -95,6 +99,8 @@ int main(int argc, char** argv) {
   app.add_option("--accept", accept_mode, "shared: one listener; reuseport: one SO_REUSEPORT listener per worker")
       ->check(CLI::IsMember({"shared", "reuseport"}));
   app.add_option("--buffers", buffers, "receive buffers per worker (power of two)")->check(power_of_two(32768));
+  app.add_option("--max-buffers", max_buffers, "most receive buffers per worker the ring grows to (power of two)")
+      ->check(power_of_two(32768));
   app.add_option("--buffer-size", buffer_size, "bytes per receive buffer")->check(CLI::Range(1u, 1u << 20));
   app.add_option("--spin-us", spin_us, "how long an idle worker polls before parking");
   bool steal_io = false;
@@ -119,6 +125,7 @@ int main(int argc, char** argv) {
   po.threads = threads;
   po.mode = saturn::pool_mode::io;
   po.loop.recv_buffer_count = buffers;
+  po.loop.recv_buffer_max = max_buffers;
   po.loop.recv_buffer_size = buffer_size;
   po.spin_before_park_us = spin_us;
   po.pin_io_wakeups = !steal_io;

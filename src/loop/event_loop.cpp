@@ -2,6 +2,8 @@
 // dispatch, and shutdown.
 #include <saturn/loop/event_loop.hpp>
 
+#include <algorithm>
+
 #include <sys/eventfd.h>
 #include <unistd.h>
 
@@ -31,6 +33,10 @@ event_loop::event_loop(const loop_options& opts) {
   m_ring = std::make_unique<ring::uring>(ro);
   m_recv_buffer_count = opts.recv_buffer_count;
   m_recv_buffer_size = opts.recv_buffer_size;
+  // Growth is in chunks of recv_buffer_count, at most buf_ring::max_chunks of them.
+  // (An invalid count is reported when the ring is first made.)
+  const unsigned most = std::max(opts.recv_buffer_count, std::min(opts.recv_buffer_count * buf_ring::max_chunks, 32768u));
+  m_recv_buffer_max = std::clamp(opts.recv_buffer_max, opts.recv_buffer_count, most);
   m_timer_spin_ns = opts.timer_spin.count() > 0 ? opts.timer_spin.count() : 0;
   m_wake_fd = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (m_wake_fd < 0)

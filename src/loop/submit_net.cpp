@@ -119,23 +119,36 @@ void event_loop::submit_shutdown(operation* op, int fd, int how) {
 
 bool event_loop::supports_opcode(int opcode) const noexcept { return m_ring->supports(opcode); }
 
+namespace {
+// One chunk of `count` buffers of `size` bytes; touched lazily (only pages the kernel
+// writes cost memory). Null with errno set on failure.
+std::byte* map_chunk(unsigned count, unsigned size) noexcept {
+  void* mem = ::mmap(nullptr, static_cast<std::size_t>(count) * size, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  return mem == MAP_FAILED ? nullptr : static_cast<std::byte*>(mem);
+}
+}  // namespace
+
 std::unique_ptr<buf_ring> event_loop::make_buf_ring(std::uint16_t group, unsigned count, unsigned size,
-                                                    std::error_code& ec) {
+                                                    std::error_code& ec, unsigned capacity) {
   ec.clear();
-  if (count == 0 || (count & (count - 1)) != 0 || count > 32768 || size == 0) {
+  if (capacity == 0)
+    capacity = count;
+  const auto pow2 = [](unsigned n) { return n != 0 && (n & (n - 1)) == 0; };
+  if (!pow2(count) || !pow2(capacity) || capacity < count || capacity > 32768 ||
+      capacity / count > buf_ring::max_chunks || size == 0) {
     ec = std::make_error_code(std::errc::invalid_argument);
     return nullptr;
   }
-  const std::size_t ring_bytes = sizeof(io_uring_buf) * count;
-  const std::size_t mem_bytes = static_cast<std::size_t>(count) * size;
-  // The ring must be page aligned (the kernel pins it); the buffers are touched lazily.
+  const std::size_t ring_bytes = sizeof(io_uring_buf) * capacity;
+  // The ring must be page aligned (the kernel pins it).
   void* ring_mem = ::mmap(nullptr, ring_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (ring_mem == MAP_FAILED) {
     ec = std::error_code(errno, std::system_category());
     return nullptr;
   }
-  void* mem = ::mmap(nullptr, mem_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (mem == MAP_FAILED) {
+  std::byte* mem = map_chunk(count, size);
+  if (mem == nullptr) {
     ec = std::error_code(errno, std::system_category());
     ::munmap(ring_mem, ring_bytes);
     return nullptr;
@@ -144,22 +157,16 @@ std::unique_ptr<buf_ring> event_loop::make_buf_ring(std::uint16_t group, unsigne
   io_uring_buf_ring_init(br);
   io_uring_buf_reg reg{};
   reg.ring_addr = reinterpret_cast<std::uint64_t>(ring_mem);
-  reg.ring_entries = count;
+  reg.ring_entries = capacity;
   reg.bgid = group;
   int r = io_uring_register_buf_ring(m_ring->raw(), &reg, 0);
   if (r < 0) {
     ec = std::error_code(-r, std::system_category());
-    ::munmap(mem, mem_bytes);
+    ::munmap(mem, static_cast<std::size_t>(count) * size);
     ::munmap(ring_mem, ring_bytes);
     return nullptr;
   }
-  const int mask = io_uring_buf_ring_mask(count);
-  auto* bytes = static_cast<std::byte*>(mem);
-  for (unsigned i = 0; i < count; ++i)
-    io_uring_buf_ring_add(br, bytes + static_cast<std::size_t>(i) * size, size, static_cast<unsigned short>(i), mask,
-                          static_cast<int>(i));
-  io_uring_buf_ring_advance(br, static_cast<int>(count));
-  return std::make_unique<buf_ring>(m_ring.get(), ring_mem, ring_bytes, bytes, mem_bytes, group, count, size);
+  return std::make_unique<buf_ring>(m_ring.get(), ring_mem, ring_bytes, mem, group, count, capacity, size);
 }
 
 buf_ring* event_loop::recv_buffers(std::error_code& ec) {
@@ -167,40 +174,73 @@ buf_ring* event_loop::recv_buffers(std::error_code& ec) {
     ec.clear();
     return m_recv_buffers.get();
   }
-  m_recv_buffers = make_buf_ring(0, m_recv_buffer_count, m_recv_buffer_size, ec);
+  m_recv_buffers = make_buf_ring(0, m_recv_buffer_count, m_recv_buffer_size, ec, m_recv_buffer_max);
   return m_recv_buffers.get();
 }
 
-std::error_code event_loop::reset_recv_buffers(unsigned count, unsigned size) {
+std::error_code event_loop::reset_recv_buffers(unsigned count, unsigned size, unsigned max_count) {
   m_recv_buffers.reset();
   m_recv_buffer_count = count;
   m_recv_buffer_size = size;
+  m_recv_buffer_max = max_count == 0 ? count : max_count;
   std::error_code ec;
-  m_recv_buffers = make_buf_ring(0, count, size, ec);
+  m_recv_buffers = make_buf_ring(0, count, size, ec, m_recv_buffer_max);
   return ec;
 }
 
-buf_ring::buf_ring(ring::uring* r, void* ring_mem, std::size_t ring_bytes, std::byte* mem, std::size_t mem_bytes,
-                   std::uint16_t group, unsigned count, unsigned size) noexcept
-    : m_ring(r), m_ring_mem(ring_mem), m_ring_bytes(ring_bytes), m_mem(mem), m_mem_bytes(mem_bytes), m_group(group),
-      m_tail(static_cast<std::uint16_t>(count)), m_count(count), m_size(size) {}
+buf_ring::buf_ring(ring::uring* r, void* ring_mem, std::size_t ring_bytes, std::byte* mem, std::uint16_t group,
+                   unsigned count, unsigned capacity, unsigned size) noexcept
+    : m_ring(r), m_ring_mem(ring_mem), m_ring_bytes(ring_bytes),
+      m_chunk_shift(static_cast<unsigned>(__builtin_ctz(count))), m_chunk_mask(count - 1), m_group(group),
+      m_count(count), m_capacity(capacity), m_size(size) {
+  m_chunks[0] = mem;
+  for (unsigned i = 0; i < count; ++i)
+    put(static_cast<std::uint16_t>(i));
+  // ordering: release publishes the entries before the kernel can see the new tail.
+  io_uring_smp_store_release(&static_cast<io_uring_buf_ring*>(m_ring_mem)->tail, m_tail);
+}
 
 buf_ring::~buf_ring() {
   io_uring_unregister_buf_ring(m_ring->raw(), m_group);
-  ::munmap(m_mem, m_mem_bytes);
+  const std::size_t chunk_bytes = static_cast<std::size_t>(m_chunk_mask + 1) * m_size;
+  for (std::byte* c : m_chunks)
+    if (c != nullptr)
+      ::munmap(c, chunk_bytes);
   ::munmap(m_ring_mem, m_ring_bytes);
 }
 
-void buf_ring::recycle(std::uint16_t bid) noexcept {
+void buf_ring::put(std::uint16_t bid) noexcept {
   auto* br = static_cast<io_uring_buf_ring*>(m_ring_mem);
-  io_uring_buf* b = &br->bufs[m_tail & (m_count - 1)];
+  io_uring_buf* b = &br->bufs[m_tail & (m_capacity - 1)];
   b->addr = reinterpret_cast<std::uint64_t>(data(bid));
   b->len = m_size;
   b->bid = bid;
   ++m_tail;
+}
+
+void buf_ring::recycle(std::uint16_t bid) noexcept {
+  put(bid);
   // ordering: release publishes the entry before the kernel can see the new tail.
-  io_uring_smp_store_release(&br->tail, m_tail);
+  io_uring_smp_store_release(&static_cast<io_uring_buf_ring*>(m_ring_mem)->tail, m_tail);
   --m_outstanding;
+}
+
+bool buf_ring::grow_if_dry() noexcept {
+  const unsigned chunk = m_chunk_mask + 1;
+  // Not dry any more: buffers came back, or the ring grew, since the kernel found it empty
+  // (one burst ends many receives with -ENOBUFS; only the first should grow it).
+  if (m_count - m_outstanding > chunk / 8 || m_count == m_capacity)
+    return false;
+  std::byte* mem = map_chunk(chunk, m_size);
+  if (mem == nullptr)
+    return false;  // out of memory: receives keep falling back to their spare buffers
+  m_chunks[m_count >> m_chunk_shift] = mem;
+  for (unsigned i = 0; i < chunk; ++i)
+    put(static_cast<std::uint16_t>(m_count + i));
+  m_count += chunk;
+  // ordering: release publishes the entries before the kernel can see the new tail.
+  io_uring_smp_store_release(&static_cast<io_uring_buf_ring*>(m_ring_mem)->tail, m_tail);
+  return true;
 }
 
 }  // namespace saturn

@@ -157,8 +157,11 @@ void multishot_source::on_cqe(operation* op, int res, unsigned flags) noexcept {
       delete s;
     return;
   }
-  if (res == -ENOBUFS)
+  if (res == -ENOBUFS) {
     s_dry.fetch_add(1, std::memory_order_relaxed);
+    if (s->m_bufs != nullptr)
+      s->m_bufs->grow_if_dry();  // more connections receive at once than it has buffers
+  }
   const bool swallow = !more && (res == -ENOBUFS || (res == -ECANCELED && s->m_paused));
   if (!more)
     s->m_paused = false;

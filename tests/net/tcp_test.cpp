@@ -261,6 +261,33 @@ TEST(Tcp, TinyBufferRingRunsDryWithoutLossOrReordering) {
   EXPECT_GT(net::detail::multishot_source::ring_dry_events(), dry_before) << "the ring never ran dry: test too weak";
 }
 
+TEST(Tcp, BufferRingGrowsWhenMoreConnectionsReceiveThanItHasBuffers) {
+  runtime rt;
+  // 4 buffers that may grow to 64: 32 connections, each with a message in flight at once,
+  // hold more buffers than the ring starts with. It must grow (so later receives stop
+  // ending with -ENOBUFS), stay within its capacity, and lose or reorder nothing.
+  ASSERT_FALSE(rt.loop().reset_recv_buffers(4, 256, 64));
+  rt.block_on([](runtime* r) -> task<> {
+    auto l = listen_any();
+    echo_stats st;
+    saturn::task_context& root = co_await saturn::this_task::context();
+    constexpr int k_conns = 32;
+    auto server = saturn::spawn_in(root, serve_n(&l, k_conns, &st));
+    std::vector<saturn::join_handle<void>> clients;
+    for (int i = 0; i < k_conns; ++i)
+      clients.push_back(saturn::spawn_in(root, echo_round_trips(port_of(l), 200, 20, 1000u * static_cast<unsigned>(i))));
+    for (auto& c : clients)
+      co_await std::move(c);
+    co_await server;
+    EXPECT_EQ(st.bytes, std::size_t{k_conns} * 200 * 20);
+    std::error_code ec;
+    saturn::buf_ring* ring = r->loop().recv_buffers(ec);
+    EXPECT_GT(ring->count(), 4u) << "the ring never grew: test too weak";
+    EXPECT_LE(ring->count(), 64u);
+    EXPECT_EQ(ring->capacity(), 64u);
+  }(&rt));
+}
+
 TEST(Tcp, SlowReaderIsBackpressuredNotBuffered) {
   runtime rt;
   ASSERT_FALSE(rt.loop().reset_recv_buffers(256, 4096));

@@ -4,6 +4,14 @@
 /// buffer itself when data arrives, so a multishot receive needs no buffer per
 /// connection: memory is spent only on data that is actually in flight.
 ///
+/// Growing: the ring is registered with room for `capacity` buffers but starts with
+/// `count` of them. The kernel hands buffers out in ring order, so every provided buffer
+/// cycles through the cache: few buffers keep a bulk stream's copies in warm memory. Many
+/// connections receiving at once need more buffers than that, and a receive that finds
+/// the ring empty ends with -ENOBUFS and must be re-armed (three extra kernel round trips
+/// a message when it happens every time). So when a receive finds the ring dry while the
+/// buffers really are all out, grow() adds another `count` buffers, up to `capacity`.
+///
 /// Threading: owned by one event_loop and used only on that loop's thread (the ring's
 /// tail is written by this thread only; the kernel reads it).
 /// Lifetime: the loop destroys it after its in-flight operations are drained, so the
@@ -25,12 +33,17 @@ inline constexpr unsigned cqe_f_more = 1u << 1;    ///< a multishot operation st
 inline constexpr unsigned cqe_f_notif = 1u << 3;   ///< a zero-copy send's buffer-release notification
 inline constexpr unsigned cqe_buffer_shift = 16;   ///< buffer id position in the CQE flags
 
-/// A registered provided-buffer ring: `count` buffers of `size` bytes each, group `group`.
+/// A registered provided-buffer ring: `count` buffers of `size` bytes each, group `group`,
+/// growing by `count` at a time up to `capacity` buffers.
 class buf_ring {
  public:
-  /// Use event_loop::make_buf_ring (registration needs the loop's ring).
-  buf_ring(ring::uring* r, void* ring_mem, std::size_t ring_bytes, std::byte* mem, std::size_t mem_bytes,
-           std::uint16_t group, unsigned count, unsigned size) noexcept;
+  /// Most chunks of `count` buffers a ring can grow to (capacity / count).
+  static constexpr unsigned max_chunks = 64;
+
+  /// Use event_loop::make_buf_ring (registration needs the loop's ring). `mem` is the first
+  /// chunk (count x size bytes, mmapped).
+  buf_ring(ring::uring* r, void* ring_mem, std::size_t ring_bytes, std::byte* mem, std::uint16_t group, unsigned count,
+           unsigned capacity, unsigned size) noexcept;
   /// Unregisters the ring and frees its memory. Loop thread; no receive may be in flight.
   ~buf_ring();
   buf_ring(const buf_ring&) = delete;
@@ -38,12 +51,20 @@ class buf_ring {
 
   /// The buffer group id receives name (sqe->buf_group).
   std::uint16_t group() const noexcept { return m_group; }
-  /// Number of buffers (a power of two).
+  /// Number of buffers provided so far (a multiple of the initial count).
   unsigned count() const noexcept { return m_count; }
+  /// Most buffers the ring grows to (a power of two).
+  unsigned capacity() const noexcept { return m_capacity; }
   /// Bytes per buffer.
   unsigned buffer_size() const noexcept { return m_size; }
   /// The memory of buffer `bid` (as named by a CQE: flags >> cqe_buffer_shift).
-  std::byte* data(std::uint16_t bid) const noexcept { return m_mem + static_cast<std::size_t>(bid) * m_size; }
+  std::byte* data(std::uint16_t bid) const noexcept {
+    return m_chunks[bid >> m_chunk_shift] + static_cast<std::size_t>(bid & m_chunk_mask) * m_size;
+  }
+  /// Called when a receive found the ring empty (-ENOBUFS). If nearly every buffer is
+  /// handed out (not an -ENOBUFS from before the last recycle or growth) and the ring is
+  /// below capacity, adds one chunk of buffers and returns true. Loop thread only.
+  bool grow_if_dry() noexcept;
   /// Hands buffer `bid` back to the kernel. Loop thread only; every buffer a CQE handed
   /// out must be recycled exactly once.
   void recycle(std::uint16_t bid) noexcept;
@@ -53,14 +74,19 @@ class buf_ring {
   void note_taken() noexcept { ++m_outstanding; }
 
  private:
+  /// Writes buffer `bid` at the ring's tail (publish with the release store of the tail).
+  void put(std::uint16_t bid) noexcept;
+
   ring::uring* m_ring;
   void* m_ring_mem;
   std::size_t m_ring_bytes;
-  std::byte* m_mem;
-  std::size_t m_mem_bytes;
+  std::byte* m_chunks[max_chunks] = {};  ///< chunk k holds buffers [k * chunk, (k + 1) * chunk)
+  unsigned m_chunk_shift;                ///< log2(buffers per chunk)
+  unsigned m_chunk_mask;                 ///< buffers per chunk - 1
   std::uint16_t m_group;
   std::uint16_t m_tail = 0;
   unsigned m_count;
+  unsigned m_capacity;
   unsigned m_size;
   unsigned m_outstanding = 0;
 };

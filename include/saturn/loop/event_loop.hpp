@@ -43,11 +43,15 @@ struct loop_options {
   unsigned entries = 256;     ///< submission queue depth
   unsigned cq_entries = 0;    ///< completion queue depth; 0 = 4 × entries
   bool defer_taskrun = true;  ///< use IORING_SETUP_DEFER_TASKRUN when the kernel has it
-  /// Buffers in the loop's receive buf_ring (power of two). The kernel hands them out in
-  /// ring order, so all of them cycle through the cache: count x size is the receive path's
-  /// cache footprint. Enough for the receives outstanding at once, no more.
+  /// Buffers the loop's receive buf_ring starts with (power of two). The kernel hands them
+  /// out in ring order, so all of them cycle through the cache: count x size is the
+  /// receive path's cache footprint. Enough for the receives outstanding at once, no more.
   unsigned recv_buffer_count = 1024;
   unsigned recv_buffer_size = 16384;   ///< bytes per receive buffer
+  /// Most buffers the receive ring grows to (power of two, <= 32768 and <= 64 x
+  /// recv_buffer_count): when receives find it empty while all its buffers are out (more
+  /// connections receiving at once than buffers), it adds recv_buffer_count more.
+  unsigned recv_buffer_max = 8192;
   /// How long before its nearest timer's deadline the loop stops sleeping in the kernel
   /// and polls instead. Waking a sleeping (halted) CPU takes tens of µs on a VM, so a
   /// timer slept for until its deadline fires that much late (p50 ~75 µs here); waking
@@ -151,9 +155,12 @@ class event_loop {
   void submit_shutdown(operation* op, int fd, int how);
   /// True when the kernel implements `opcode` (probed when the ring was set up).
   bool supports_opcode(int opcode) const noexcept;
-  /// Registers a new provided-buffer ring of `count` (power of two, <= 32768) buffers of
-  /// `size` bytes as group `group`. Null with `ec` set when the kernel refuses.
-  std::unique_ptr<buf_ring> make_buf_ring(std::uint16_t group, unsigned count, unsigned size, std::error_code& ec);
+  /// Registers a new provided-buffer ring of `count` (power of two) buffers of `size` bytes
+  /// as group `group`, with room to grow to `capacity` (power of two, <= 32768, at most 64
+  /// x count; 0: count, a fixed ring). Null with `ec` set when the kernel refuses or the
+  /// sizes are invalid.
+  std::unique_ptr<buf_ring> make_buf_ring(std::uint16_t group, unsigned count, unsigned size, std::error_code& ec,
+                                          unsigned capacity = 0);
   /// The loop's own receive buffers (group 0; created on first use with the sizes from
   /// loop_options). Null with `ec` set when they cannot be registered. Loop thread only.
   buf_ring* recv_buffers(std::error_code& ec);
@@ -176,9 +183,10 @@ class event_loop {
       h->m_next_hook->m_prev_hook = h->m_prev_hook;
     h->m_prev_hook = h->m_next_hook = nullptr;
   }
-  /// Replaces the loop's receive buffers (for tests: a tiny ring runs dry). Only while no
-  /// receive uses them (no stream received on this loop yet, or all closed and drained).
-  std::error_code reset_recv_buffers(unsigned count, unsigned size);
+  /// Replaces the loop's receive buffers (for tests: a tiny ring runs dry), growing to
+  /// `max_count` (0: a fixed ring of `count`). Only while no receive uses them (no stream
+  /// received on this loop yet, or all closed and drained).
+  std::error_code reset_recv_buffers(unsigned count, unsigned size, unsigned max_count = 0);
 
   // ---- file operations (src/loop/submit_fs.cpp): openat, statx, fsync, close.
   /// openat(2) of `path` relative to `dirfd` (AT_FDCWD: the working directory). `path`
@@ -319,6 +327,7 @@ class event_loop {
   std::unique_ptr<buf_ring> m_recv_buffers;
   unsigned m_recv_buffer_count = 1024;
   unsigned m_recv_buffer_size = 16384;
+  unsigned m_recv_buffer_max = 8192;
   loop_exit_hook* m_exit_hooks = nullptr;
   detail::runnable_fifo m_ready;
   detail::timer_heap m_timers;
