@@ -5,6 +5,8 @@
 
 #include <sys/mman.h>
 
+#include <new>
+
 #include "loop/user_data.hpp"
 #include "loop/sqe.hpp"
 #include "ring/ring.hpp"
@@ -192,7 +194,7 @@ buf_ring::buf_ring(ring::uring* r, void* ring_mem, std::size_t ring_bytes, std::
                    unsigned count, unsigned capacity, unsigned size) noexcept
     : m_ring(r), m_ring_mem(ring_mem), m_ring_bytes(ring_bytes),
       m_chunk_shift(static_cast<unsigned>(__builtin_ctz(count))), m_chunk_mask(count - 1), m_group(group),
-      m_count(count), m_capacity(capacity), m_size(size) {
+      m_count(count), m_mapped(count), m_capacity(capacity), m_size(size) {
   m_chunks[0] = mem;
   for (unsigned i = 0; i < count; ++i)
     put(static_cast<std::uint16_t>(i));
@@ -219,25 +221,45 @@ void buf_ring::put(std::uint16_t bid) noexcept {
 }
 
 void buf_ring::recycle(std::uint16_t bid) noexcept {
+  --m_outstanding;
+  // Demand fell (a burst of connections is over): keep the buffer out of the ring, so the
+  // buffers the kernel cycles through shrink back towards the initial count.
+  if (m_count > m_chunk_mask + 1 && m_outstanding < m_count / 8) [[unlikely]] {
+    if (!m_parked)
+      m_parked.reset(new (std::nothrow) std::uint16_t[m_capacity]);
+    if (m_parked) {
+      m_parked[m_mapped - m_count] = bid;
+      --m_count;
+      return;
+    }
+  }
   put(bid);
   // ordering: release publishes the entry before the kernel can see the new tail.
   io_uring_smp_store_release(&static_cast<io_uring_buf_ring*>(m_ring_mem)->tail, m_tail);
-  --m_outstanding;
 }
 
 bool buf_ring::grow_if_dry() noexcept {
   const unsigned chunk = m_chunk_mask + 1;
   // Not dry any more: buffers came back, or the ring grew, since the kernel found it empty
   // (one burst ends many receives with -ENOBUFS; only the first should grow it).
-  if (m_count - m_outstanding > chunk / 8 || m_count == m_capacity)
+  if (m_count - m_outstanding > chunk / 8 || m_count >= m_capacity)
     return false;
-  std::byte* mem = map_chunk(chunk, m_size);
-  if (mem == nullptr)
-    return false;  // out of memory: receives keep falling back to their spare buffers
-  m_chunks[m_count >> m_chunk_shift] = mem;
-  for (unsigned i = 0; i < chunk; ++i)
-    put(static_cast<std::uint16_t>(m_count + i));
-  m_count += chunk;
+  unsigned added = 0;
+  if (m_mapped > m_count) {  // parked buffers first: no new memory
+    for (; added < chunk && m_mapped > m_count; ++added) {
+      put(m_parked[m_mapped - m_count - 1]);
+      ++m_count;
+    }
+  } else {
+    std::byte* mem = map_chunk(chunk, m_size);
+    if (mem == nullptr)
+      return false;  // out of memory: receives keep falling back to their spare buffers
+    m_chunks[m_mapped >> m_chunk_shift] = mem;
+    for (; added < chunk; ++added)
+      put(static_cast<std::uint16_t>(m_mapped + added));
+    m_mapped += chunk;
+    m_count += chunk;
+  }
   // ordering: release publishes the entries before the kernel can see the new tail.
   io_uring_smp_store_release(&static_cast<io_uring_buf_ring*>(m_ring_mem)->tail, m_tail);
   return true;

@@ -1,6 +1,8 @@
-// Provided-buffer rings: size validation, and growth — a ring that starts with `count`
+// Provided-buffer rings: size validation, growth — a ring that starts with `count`
 // buffers adds `count` more only when a receive found it empty with (nearly) every buffer
-// handed out, never past its capacity, and the new buffers are distinct memory.
+// handed out, never past its capacity, and the new buffers are distinct memory — and
+// shrinking: when demand falls, returned buffers are parked, down to `count`, and reused
+// before new memory is mapped.
 #include <saturn/loop/buf_ring.hpp>
 
 #include <cstring>
@@ -61,6 +63,7 @@ TEST(buf_ring, grows_by_a_chunk_only_when_every_buffer_is_out) {
     ring->note_taken();
   EXPECT_FALSE(ring->grow_if_dry()) << "grew past its capacity";
   EXPECT_EQ(ring->count(), 16u);
+  EXPECT_EQ(ring->mapped(), 16u);
 
   // Every buffer is its own writable 64 bytes.
   std::set<std::byte*> seen;
@@ -72,6 +75,43 @@ TEST(buf_ring, grows_by_a_chunk_only_when_every_buffer_is_out) {
   for (std::uint16_t bid = 0; bid < 16; ++bid)
     EXPECT_EQ(ring->data(bid)[63], std::byte(bid)) << "buffer " << bid << " overlaps the next";
   // (Nothing is recycled: the kernel took none of these, and the ring holds 16 entries.)
+}
+
+TEST(buf_ring, parks_returned_buffers_when_demand_falls_and_reuses_them_first) {
+  event_loop loop;
+  std::error_code ec;
+  auto ring = loop.make_buf_ring(1, 4, 64, ec, 16);
+  ASSERT_NE(ring, nullptr) << ec.message();
+  for (int i = 0; i < 4; ++i)
+    ring->note_taken();
+  ASSERT_TRUE(ring->grow_if_dry());
+  ASSERT_EQ(ring->count(), 8u);
+  // The 4 handed-out buffers come back. Three go back into the ring; the last leaves
+  // fewer than an eighth of the 8 out, so it is parked.
+  for (std::uint16_t bid = 0; bid < 4; ++bid)
+    ring->recycle(bid);
+  EXPECT_EQ(ring->outstanding(), 0u);
+  EXPECT_EQ(ring->count(), 7u);
+  EXPECT_EQ(ring->mapped(), 8u);
+  // Dry again: the parked buffer goes back into circulation, no new chunk is mapped.
+  for (int i = 0; i < 7; ++i)
+    ring->note_taken();
+  EXPECT_TRUE(ring->grow_if_dry());
+  EXPECT_EQ(ring->count(), 8u);
+  EXPECT_EQ(ring->mapped(), 8u);
+}
+
+TEST(buf_ring, never_parks_below_its_initial_count) {
+  event_loop loop;
+  std::error_code ec;
+  auto ring = loop.make_buf_ring(1, 4, 64, ec, 16);
+  ASSERT_NE(ring, nullptr) << ec.message();
+  for (int i = 0; i < 4; ++i)
+    ring->note_taken();
+  for (std::uint16_t bid = 0; bid < 4; ++bid)
+    ring->recycle(bid);
+  EXPECT_EQ(ring->count(), 4u);
+  EXPECT_EQ(ring->mapped(), 4u);
 }
 
 }  // namespace

@@ -4,13 +4,18 @@
 /// buffer itself when data arrives, so a multishot receive needs no buffer per
 /// connection: memory is spent only on data that is actually in flight.
 ///
-/// Growing: the ring is registered with room for `capacity` buffers but starts with
-/// `count` of them. The kernel hands buffers out in ring order, so every provided buffer
-/// cycles through the cache: few buffers keep a bulk stream's copies in warm memory. Many
-/// connections receiving at once need more buffers than that, and a receive that finds
-/// the ring empty ends with -ENOBUFS and must be re-armed (three extra kernel round trips
-/// a message when it happens every time). So when a receive finds the ring dry while the
-/// buffers really are all out, grow() adds another `count` buffers, up to `capacity`.
+/// Growing and shrinking: the ring is registered with room for `capacity` buffers but
+/// starts with `count` of them. The kernel hands buffers out in ring order, so every
+/// buffer in circulation cycles through the cache: few buffers keep a bulk stream's
+/// copies in warm memory. Many connections receiving at once need more buffers than that,
+/// and a receive that finds the ring empty ends with -ENOBUFS and must be re-armed (extra
+/// kernel round trips a message when it happens every time). So when a receive finds the
+/// ring dry while the buffers really are all out, grow_if_dry() puts `count` more into
+/// circulation (mapping a new chunk, or taking back parked buffers), up to `capacity`.
+/// When demand falls (fewer than an eighth of the buffers in circulation are handed out),
+/// recycle() parks the returned buffer instead of giving it back to the kernel, down to
+/// `count` in circulation, so a bulk stream after a burst of connections cycles through a
+/// small set again. Parked memory stays mapped (its pages stay resident once touched).
 ///
 /// Threading: owned by one event_loop and used only on that loop's thread (the ring's
 /// tail is written by this thread only; the kernel reads it).
@@ -20,6 +25,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 
 namespace saturn {
 
@@ -51,8 +57,10 @@ class buf_ring {
 
   /// The buffer group id receives name (sqe->buf_group).
   std::uint16_t group() const noexcept { return m_group; }
-  /// Number of buffers provided so far (a multiple of the initial count).
+  /// Buffers in circulation: in the ring or handed out (at least the initial count).
   unsigned count() const noexcept { return m_count; }
+  /// Buffers mapped so far, in circulation or parked (a multiple of the initial count).
+  unsigned mapped() const noexcept { return m_mapped; }
   /// Most buffers the ring grows to (a power of two).
   unsigned capacity() const noexcept { return m_capacity; }
   /// Bytes per buffer.
@@ -62,8 +70,9 @@ class buf_ring {
     return m_chunks[bid >> m_chunk_shift] + static_cast<std::size_t>(bid & m_chunk_mask) * m_size;
   }
   /// Called when a receive found the ring empty (-ENOBUFS). If nearly every buffer is
-  /// handed out (not an -ENOBUFS from before the last recycle or growth) and the ring is
-  /// below capacity, adds one chunk of buffers and returns true. Loop thread only.
+  /// handed out (not an -ENOBUFS from before the last recycle or growth) and fewer than
+  /// `capacity` are in circulation, puts one chunk more into circulation (parked buffers
+  /// first, else a newly mapped chunk) and returns true. Loop thread only.
   bool grow_if_dry() noexcept;
   /// Hands buffer `bid` back to the kernel. Loop thread only; every buffer a CQE handed
   /// out must be recycled exactly once.
@@ -85,8 +94,10 @@ class buf_ring {
   unsigned m_chunk_mask;                 ///< buffers per chunk - 1
   std::uint16_t m_group;
   std::uint16_t m_tail = 0;
-  unsigned m_count;
+  unsigned m_count;   ///< in circulation
+  unsigned m_mapped;  ///< in circulation + parked
   unsigned m_capacity;
+  std::unique_ptr<std::uint16_t[]> m_parked;  ///< capacity slots; the first m_mapped - m_count hold parked ids
   unsigned m_size;
   unsigned m_outstanding = 0;
 };
