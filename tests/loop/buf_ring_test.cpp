@@ -6,6 +6,7 @@
 #include <saturn/loop/buf_ring.hpp>
 
 #include <cstring>
+#include <memory>
 #include <set>
 #include <system_error>
 
@@ -15,6 +16,19 @@ namespace {
 
 using saturn::buf_ring;
 using saturn::event_loop;
+
+// A 4-buffer ring of 64-byte buffers that may grow to 16, on its own loop.
+struct growing_ring : ::testing::Test {
+  event_loop loop;
+  std::error_code ec;
+  std::unique_ptr<buf_ring> ring = loop.make_buf_ring(1, 4, 64, ec, 16);
+  void SetUp() override { ASSERT_NE(ring, nullptr) << ec.message(); }
+  /// As if the kernel handed out `n` buffers.
+  void take(int n) {
+    for (int i = 0; i < n; ++i)
+      ring->note_taken();
+  }
+};
 
 TEST(buf_ring, sizes_are_validated) {
   event_loop loop;
@@ -35,32 +49,23 @@ TEST(buf_ring, sizes_are_validated) {
   EXPECT_EQ(fixed->capacity(), 8u);
 }
 
-TEST(buf_ring, grows_by_a_chunk_only_when_every_buffer_is_out) {
-  event_loop loop;
-  std::error_code ec;
-  auto ring = loop.make_buf_ring(1, 4, 64, ec, 16);
-  ASSERT_NE(ring, nullptr) << ec.message();
+TEST_F(growing_ring, grows_by_a_chunk_only_when_every_buffer_is_out) {
   EXPECT_EQ(ring->count(), 4u);
   EXPECT_EQ(ring->capacity(), 16u);
   // -ENOBUFS seen while buffers are still in the ring (an old CQE): no growth.
   EXPECT_FALSE(ring->grow_if_dry());
-  ring->note_taken();
-  ring->note_taken();
+  take(2);
   EXPECT_FALSE(ring->grow_if_dry());
-  ring->note_taken();
-  ring->note_taken();  // all 4 out: really dry
+  take(2);  // all 4 out: really dry
   EXPECT_TRUE(ring->grow_if_dry());
   EXPECT_EQ(ring->count(), 8u);
   EXPECT_FALSE(ring->grow_if_dry()) << "one burst of -ENOBUFS must grow the ring once";
-  for (int i = 0; i < 4; ++i)
-    ring->note_taken();
+  take(4);
   EXPECT_TRUE(ring->grow_if_dry());
-  for (int i = 0; i < 4; ++i)
-    ring->note_taken();
+  take(4);
   EXPECT_TRUE(ring->grow_if_dry());
   EXPECT_EQ(ring->count(), 16u);
-  for (int i = 0; i < 4; ++i)
-    ring->note_taken();
+  take(4);
   EXPECT_FALSE(ring->grow_if_dry()) << "grew past its capacity";
   EXPECT_EQ(ring->count(), 16u);
   EXPECT_EQ(ring->mapped(), 16u);
@@ -77,13 +82,8 @@ TEST(buf_ring, grows_by_a_chunk_only_when_every_buffer_is_out) {
   // (Nothing is recycled: the kernel took none of these, and the ring holds 16 entries.)
 }
 
-TEST(buf_ring, parks_returned_buffers_when_demand_falls_and_reuses_them_first) {
-  event_loop loop;
-  std::error_code ec;
-  auto ring = loop.make_buf_ring(1, 4, 64, ec, 16);
-  ASSERT_NE(ring, nullptr) << ec.message();
-  for (int i = 0; i < 4; ++i)
-    ring->note_taken();
+TEST_F(growing_ring, parks_returned_buffers_when_demand_falls_and_reuses_them_first) {
+  take(4);
   ASSERT_TRUE(ring->grow_if_dry());
   ASSERT_EQ(ring->count(), 8u);
   // The 4 handed-out buffers come back. Three go back into the ring; the last leaves
@@ -94,20 +94,14 @@ TEST(buf_ring, parks_returned_buffers_when_demand_falls_and_reuses_them_first) {
   EXPECT_EQ(ring->count(), 7u);
   EXPECT_EQ(ring->mapped(), 8u);
   // Dry again: the parked buffer goes back into circulation, no new chunk is mapped.
-  for (int i = 0; i < 7; ++i)
-    ring->note_taken();
+  take(7);
   EXPECT_TRUE(ring->grow_if_dry());
   EXPECT_EQ(ring->count(), 8u);
   EXPECT_EQ(ring->mapped(), 8u);
 }
 
-TEST(buf_ring, never_parks_below_its_initial_count) {
-  event_loop loop;
-  std::error_code ec;
-  auto ring = loop.make_buf_ring(1, 4, 64, ec, 16);
-  ASSERT_NE(ring, nullptr) << ec.message();
-  for (int i = 0; i < 4; ++i)
-    ring->note_taken();
+TEST_F(growing_ring, never_parks_below_its_initial_count) {
+  take(4);
   for (std::uint16_t bid = 0; bid < 4; ++bid)
     ring->recycle(bid);
   EXPECT_EQ(ring->count(), 4u);
