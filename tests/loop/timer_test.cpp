@@ -58,6 +58,22 @@ TEST(timer, after_fires_once_not_before_its_deadline) {
   EXPECT_EQ(loop.timer_count(), 0u);
 }
 
+// fire_due_timers (what a thread_pool worker calls every few tasks): fires what is due,
+// leaves the rest armed, and enters no ring.
+TEST(timer, fire_due_timers_fires_only_what_is_due) {
+  event_loop loop;
+  int due = 0, later = 0;
+  loop.after(0ms, [&] { ++due; });
+  loop.after(1h, [&] { ++later; });
+  loop.fire_due_timers();
+  EXPECT_EQ(due, 1);
+  EXPECT_EQ(later, 0);
+  loop.fire_due_timers();
+  EXPECT_EQ(due, 1) << "a timer fired twice";
+  EXPECT_EQ(loop.timer_count(), 1u);
+  EXPECT_EQ(loop.stats().enters, 0u) << "fire_due_timers entered the ring";
+}
+
 TEST(timer, a_lone_timer_sleeps_in_the_kernel_instead_of_spinning) {
   event_loop loop(saturn::loop_options{.timer_spin = 0ns});
   bool fired = false;

@@ -125,6 +125,62 @@ double process_cpu_ms() {
   return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) * 1e-6;
 }
 
+// A timer on an io worker that never runs out of tasks fires within a few tasks of its
+// deadline: the worker fires due timers every few tasks, not only at the I/O poll every
+// 61. Counted in tasks (each 20 µs of spinning), not in time, so a slow machine cannot
+// make it pass or fail: ten sleeps, each may see at most 20 tasks start after its
+// deadline (with timers checked only at the I/O poll, a sleep sees up to 60). Their
+// lengths differ by 137 µs (about 7 tasks), so the deadlines fall at different points of
+// the worker's poll cycle: a sleep begun right after a poll always ended the same
+// distance before the next one.
+struct busy_chain {
+  thread_pool* pool;
+  std::atomic<bool> stop{false};
+  std::atomic<bool> sleeping{false};
+  std::atomic<std::int64_t> deadline_ns{0};
+  std::atomic<int> late{0};  ///< tasks begun after the current sleep's deadline
+};
+
+std::int64_t steady_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(saturn::clock::now().time_since_epoch()).count();
+}
+
+task<void> busy_step(busy_chain* c) {
+  if (c->sleeping.load() && steady_ns() >= c->deadline_ns.load())
+    c->late.fetch_add(1);
+  const auto until = saturn::clock::now() + 20us;
+  while (saturn::clock::now() < until) {
+  }
+  if (!c->stop.load())
+    (void)c->pool->spawn(busy_step(c));  // the next step: the worker never runs dry
+  co_return;
+}
+
+task<int> most_late_tasks(busy_chain* c) {
+  int worst = 0;
+  for (int i = 0; i < 10; ++i) {
+    const auto length = 1000us + i * 137us;
+    c->late.store(0);
+    // At or before the sleep's own deadline.
+    c->deadline_ns.store(steady_ns() + std::chrono::duration_cast<std::chrono::nanoseconds>(length).count());
+    c->sleeping.store(true);
+    auto s = co_await saturn::sleep_for(length);
+    c->sleeping.store(false);
+    EXPECT_TRUE(s);
+    worst = std::max(worst, c->late.load());
+  }
+  co_return worst;
+}
+
+TEST(pool_timers, a_due_timer_fires_within_a_few_tasks_on_a_busy_worker) {
+  thread_pool pool(pool_options{.threads = 1, .mode = pool_mode::io});
+  busy_chain c{&pool};
+  (void)pool.spawn(busy_step(&c));
+  const int worst = pool.block_on(most_late_tasks(&c));
+  c.stop.store(true);
+  EXPECT_LE(worst, 20) << "tasks ran after a due timer before it fired";
+}
+
 // Once the work is done the workers go to sleep and stay asleep: an idle pool costs no
 // CPU. (A worker that ends an unsuccessful search must not wake a sleeper just to have it
 // search the empty pool too, and wake the next.) Three bursts, each followed by 200 ms of
