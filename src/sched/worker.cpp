@@ -206,7 +206,13 @@ void park(pool_impl& p, worker& w) {
   // ordering: seq_cst fence: registering as a sleeper happens before re-reading the
   // queues, pairing with notify_one's fence after a push (Dekker).
   thread_fence(std::memory_order_seq_cst);
-  if (!p.has_visible_work() && !p.stopping.load(std::memory_order_seq_cst)) {
+  // An unpark that is still unconsumed (a notify_one popped this worker and counted it as
+  // searching, but it was awake then and its wake-up was used up by an earlier poll of the
+  // loop) must not be slept on: nobody else would wake us, and notify_one bails while that
+  // searcher is counted, so every worker could end up asleep with work queued (seen under
+  // TSan: num_searching 1, both workers asleep). leave_sleepers() takes it over.
+  if (!p.has_visible_work() && !p.stopping.load(std::memory_order_seq_cst) &&
+      !w.unparked.load(std::memory_order_acquire)) {
     if (w.loop) {
       poll_io(p, w, true);  // sleeps in the ring: I/O, a timer, or notify() ends it
     } else {
@@ -239,7 +245,14 @@ void pool_impl::notify_one() noexcept {
   // ordering: the work was pushed before this fence; a parking worker registered before
   // its own fence. One of us sees the other (see park()).
   thread_fence(std::memory_order_seq_cst);
-  if (num_searching.load(std::memory_order_relaxed) != 0 || num_sleeping.load(std::memory_order_relaxed) == 0)
+  const unsigned sleeping = num_sleeping.load(std::memory_order_relaxed);
+  if (sleeping == 0)
+    return;
+  // A searcher will find the work — unless every worker is registered asleep, in which
+  // case nobody is searching whatever num_searching says. Under TSan a count of 1 was
+  // seen with both workers of a pool asleep and work queued (a leak not yet found), and
+  // every notify bailed: a hang. Waking one here makes that impossible.
+  if (num_searching.load(std::memory_order_relaxed) != 0 && sleeping < workers.size())
     return;
   unsigned id;
   {
