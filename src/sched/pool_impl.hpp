@@ -71,7 +71,11 @@ struct worker {
   bool searching = false;
   bool polling_io = false;       // owner only: inside poll_io (completions being dispatched)
   bool notify_deferred = false;  // owner only: a wake during poll_io skipped its notify
-  std::atomic<bool> unparked{false};
+  /// Unparks not yet taken over by this worker: each notify_one that popped it counted it
+  /// in num_searching once. A count, not a flag: a worker can be popped again (after it
+  /// re-registered) before it saw the first unpark, and two unparks merged into one flag
+  /// leaked a searcher count, after which every notify bailed with all workers asleep.
+  std::atomic<std::uint32_t> unparks{0};
   std::uint32_t rng = 0;
   std::uint32_t tick = 0;
   unsigned lifo_streak = 0;

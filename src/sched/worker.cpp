@@ -172,9 +172,12 @@ void leave_sleepers(pool_impl& p, worker& w) noexcept {
       }
     }
   }
-  // Unparked: the unparker counted us as searching.
-  if (w.unparked.exchange(false, std::memory_order_acq_rel)) {
+  // Unparked: each unparker counted us as searching once. We search for one of them; the
+  // others' counts go back.
+  if (const std::uint32_t n = w.unparks.exchange(0, std::memory_order_acq_rel); n != 0) {
     w.searching = true;
+    if (n > 1)
+      p.num_searching.fetch_sub(n - 1, std::memory_order_seq_cst);
     w.park_word.store(0, std::memory_order_relaxed);
   }
 }
@@ -206,13 +209,12 @@ void park(pool_impl& p, worker& w) {
   // ordering: seq_cst fence: registering as a sleeper happens before re-reading the
   // queues, pairing with notify_one's fence after a push (Dekker).
   thread_fence(std::memory_order_seq_cst);
-  // An unpark that is still unconsumed (a notify_one popped this worker and counted it as
-  // searching, but it was awake then and its wake-up was used up by an earlier poll of the
-  // loop) must not be slept on: nobody else would wake us, and notify_one bails while that
-  // searcher is counted, so every worker could end up asleep with work queued (seen under
-  // TSan: num_searching 1, both workers asleep). leave_sleepers() takes it over.
+  // An unpark still not taken over (a notify_one popped this worker and counted it as
+  // searching while it was awake, and an earlier poll of the loop used up its wake-up)
+  // must not be slept on: nobody else would wake us while that searcher is counted.
+  // leave_sleepers() takes it over.
   if (!p.has_visible_work() && !p.stopping.load(std::memory_order_seq_cst) &&
-      !w.unparked.load(std::memory_order_acquire)) {
+      w.unparks.load(std::memory_order_acquire) == 0) {
     if (w.loop) {
       poll_io(p, w, true);  // sleeps in the ring: I/O, a timer, or notify() ends it
     } else {
@@ -245,14 +247,7 @@ void pool_impl::notify_one() noexcept {
   // ordering: the work was pushed before this fence; a parking worker registered before
   // its own fence. One of us sees the other (see park()).
   thread_fence(std::memory_order_seq_cst);
-  const unsigned sleeping = num_sleeping.load(std::memory_order_relaxed);
-  if (sleeping == 0)
-    return;
-  // A searcher will find the work — unless every worker is registered asleep, in which
-  // case nobody is searching whatever num_searching says. Under TSan a count of 1 was
-  // seen with both workers of a pool asleep and work queued (a leak not yet found), and
-  // every notify bailed: a hang. Waking one here makes that impossible.
-  if (num_searching.load(std::memory_order_relaxed) != 0 && sleeping < workers.size())
+  if (num_searching.load(std::memory_order_relaxed) != 0 || num_sleeping.load(std::memory_order_relaxed) == 0)
     return;
   unsigned id;
   {
@@ -268,7 +263,7 @@ void pool_impl::notify_one() noexcept {
 }
 
 void pool_impl::unpark(worker& w) noexcept {
-  w.unparked.store(true, std::memory_order_release);
+  w.unparks.fetch_add(1, std::memory_order_release);
   if (event_loop* l = w.loop_ptr.load(std::memory_order_acquire)) {
     l->notify();
   } else {
