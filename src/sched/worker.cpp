@@ -178,7 +178,6 @@ void leave_sleepers(pool_impl& p, worker& w) noexcept {
     w.searching = true;
     if (n > 1)
       p.num_searching.fetch_sub(n - 1, std::memory_order_seq_cst);
-    w.park_word.store(0, std::memory_order_relaxed);
   }
 }
 
@@ -201,6 +200,13 @@ void poll_io(pool_impl& p, worker& w, bool may_block) {
 }
 
 void park(pool_impl& p, worker& w) {
+  // cpu_bound mode: the wake word is cleared here, before this worker can be popped from
+  // the sleeper list, never after a wake. unpark() counts the unpark and then sets the
+  // word; clearing it when the count was taken over lost a store that landed between the
+  // two, and a word left at 1 made every later park return at once: an idle worker spun
+  // at 100% of a CPU (seen in CI, idle_workers_stay_asleep/cpu_bound_1). A late store of
+  // an earlier unpark now costs at most one park that does not sleep.
+  w.park_word.store(0, std::memory_order_relaxed);
   {
     std::lock_guard lock(p.sleepers_mutex);
     p.sleepers.push_back(w.index);
