@@ -7,8 +7,11 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 
 namespace saturn::net {
 
@@ -45,6 +48,35 @@ bool connection_error(const error& e) noexcept {
     default:
       return false;
   }
+}
+
+// One line for a run of exhaustion episodes, not one per episode: at the fd limit every
+// close lets one accept through and the next fails again, and each worker's listener
+// (SO_REUSEPORT) has episodes of its own, so per-episode logging printed a line per
+// closed connection. The first episode is logged; later ones within k_log_quiet of the
+// last line are counted and summed into the next line. Any thread.
+void log_exhaustion(const char* what, int err) noexcept {
+  static constexpr std::int64_t k_log_quiet_ns = 10'000'000'000;
+  static std::atomic<std::int64_t> last_ns{0};  // 0: never logged
+  static std::atomic<unsigned> unlogged{0};
+  ::timespec ts{};
+  ::clock_gettime(CLOCK_MONOTONIC, &ts);
+  const std::int64_t now = std::int64_t(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+  std::int64_t last = last_ns.load(std::memory_order_relaxed);
+  if ((last != 0 && now - last < k_log_quiet_ns) ||
+      !last_ns.compare_exchange_strong(last, now, std::memory_order_relaxed)) {
+    unlogged.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  const unsigned more = unlogged.exchange(0, std::memory_order_relaxed);
+  if (more == 0)
+    std::fprintf(stderr, "saturn: %s: %s; backing off and retrying (close idle connections or raise RLIMIT_NOFILE)\n",
+                 what, ::strerror(err));
+  else
+    std::fprintf(stderr,
+                 "saturn: %s: %s; backing off and retrying (close idle connections or raise RLIMIT_NOFILE); "
+                 "%u more episodes since the last message\n",
+                 what, ::strerror(err), more);
 }
 
 void set_nodelay_fd(int fd) noexcept {
@@ -201,8 +233,7 @@ task<result<int>> listener_base::accept_fd() {
     if (!m_exhausted) {
       m_exhausted = true;
       ++m_episodes;
-      std::fprintf(stderr, "saturn: %s: %s; backing off and retrying (close idle connections or raise RLIMIT_NOFILE)\n",
-                   m_what, ::strerror(r.err().code.value()));
+      log_exhaustion(m_what, r.err().code.value());
     }
     auto s = sleep_for(backoff);
     auto slept = co_await s;

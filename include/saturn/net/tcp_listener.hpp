@@ -1,8 +1,10 @@
 /// \file
 /// `tcp_listener`: a listening TCP socket with an awaitable accept (a multishot accept
 /// kept armed by default), and the fd-exhaustion policy: EMFILE/ENFILE (and ENOBUFS,
-/// ENOMEM) on accept are not fatal — the listener logs once per episode to stderr, backs
-/// off (10 ms doubling to 640 ms), and resumes accepting; open connections are unaffected.
+/// ENOMEM) on accept are not fatal — the listener backs off (10 ms doubling to 640 ms) and
+/// resumes accepting; open connections are unaffected. It says so on stderr once for a run
+/// of episodes (the process logs at most one such line per 10 s, with the count of the
+/// episodes it did not log).
 /// Errors accept(2) passes on from a connection that died in the accept queue
 /// (ECONNABORTED, EPROTO, ENETDOWN, EHOSTUNREACH, EPERM … see accept(2)) are not returned
 /// either: that connection is skipped and the next one accepted.
