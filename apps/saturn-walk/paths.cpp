@@ -1,10 +1,14 @@
 // Paths in messages (paths.hpp).
 #include "paths.hpp"
 
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <climits>
 #include <cstdio>
+#include <vector>
 
 namespace walk {
 namespace {
@@ -20,7 +24,80 @@ std::string proc_fd_link(int fd) {
   return std::string(buf, static_cast<std::size_t>(n));
 }
 
+/// Closes a descriptor at scope exit.
+struct fd_guard {
+  int fd;
+  ~fd_guard() {
+    if (fd >= 0)
+      ::close(fd);
+  }
+};
+
+/// The name under which directory `parent` holds the directory (dev, ino), or "" if none
+/// does (it moved meanwhile, or `parent` cannot be listed).
+std::string name_in(int parent, const struct ::stat& child) {
+  const int dfd = ::openat(parent, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd < 0)
+    return {};
+  DIR* d = ::fdopendir(dfd);
+  if (d == nullptr) {
+    ::close(dfd);
+    return {};
+  }
+  std::string found;
+  // First the entries whose d_ino matches; then, for a mount point (whose d_ino is the
+  // inode it covers, not the mounted root), every directory entry by lstat.
+  for (int pass = 0; pass < 2 && found.empty(); ++pass) {
+    ::rewinddir(d);
+    while (const ::dirent* e = ::readdir(d)) {
+      if (e->d_name[0] == '.' && (e->d_name[1] == '\0' || (e->d_name[1] == '.' && e->d_name[2] == '\0')))
+        continue;
+      if ((e->d_type != DT_DIR && e->d_type != DT_UNKNOWN) || (pass == 0 && e->d_ino != child.st_ino))
+        continue;
+      struct ::stat st{};
+      if (::fstatat(parent, e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && st.st_ino == child.st_ino &&
+          st.st_dev == child.st_dev) {
+        found = e->d_name;
+        break;
+      }
+    }
+  }
+  ::closedir(d);
+  return found;
+}
+
 }  // namespace
+
+std::string root_paths::by_parents(int fd) const {
+  if (!m_root_known)
+    return {};
+  // Climbs from `fd` to ROOT through "..", naming each level by its inode in its parent
+  // (getcwd's method): slow, but only error messages below PATH_MAX's reach need it.
+  std::vector<std::string> names;
+  fd_guard cur{::openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)};
+  for (std::size_t level = 0; cur.fd >= 0; ++level) {
+    struct ::stat st{};
+    if (::fstat(cur.fd, &st) != 0 || level > (1u << 20))
+      return {};
+    if (st.st_dev == m_root_dev && st.st_ino == m_root_ino)
+      break;
+    fd_guard up{::openat(cur.fd, "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC)};
+    struct ::stat ust{};
+    if (up.fd < 0 || ::fstat(up.fd, &ust) != 0 || (ust.st_dev == st.st_dev && ust.st_ino == st.st_ino))
+      return {};  // the top of the file system: `fd` is not below ROOT (any more)
+    std::string name = name_in(up.fd, st);
+    if (name.empty())
+      return {};
+    names.push_back(std::move(name));
+    std::swap(cur.fd, up.fd);
+  }
+  if (cur.fd < 0)
+    return {};
+  std::string p = m_root;
+  for (auto it = names.rbegin(); it != names.rend(); ++it)
+    p = join_path(p, *it);
+  return p;
+}
 
 std::string join_path(const std::string& dir, std::string_view name) {
   std::string p;
@@ -32,12 +109,21 @@ std::string join_path(const std::string& dir, std::string_view name) {
   return p;
 }
 
-root_paths::root_paths(std::string root, int root_fd) : m_root(std::move(root)), m_root_abs(proc_fd_link(root_fd)) {}
+root_paths::root_paths(std::string root, int root_fd) : m_root(std::move(root)), m_root_abs(proc_fd_link(root_fd)) {
+  struct ::stat st{};
+  if (::fstat(root_fd, &st) == 0) {
+    m_root_known = true;
+    m_root_dev = st.st_dev;
+    m_root_ino = st.st_ino;
+  }
+}
 
 std::string root_paths::of_fd(int fd) const {
   const std::string p = proc_fd_link(fd);
-  if (p.empty())
-    return join_path(m_root, "...");  // the best we can say
+  if (p.empty()) {
+    std::string climbed = by_parents(fd);  // no /proc, or longer than PATH_MAX
+    return climbed.empty() ? join_path(m_root, "...") : climbed;  // else the best we can say
+  }
   const std::string& ra = m_root_abs;
   // ROOT's own path, or one below it (a whole component: ROOT /a is no prefix of /ab).
   if (!ra.empty() && p.compare(0, ra.size(), ra) == 0 &&

@@ -1,6 +1,8 @@
 // Paths in saturn-walk's messages, spelled from ROOT as the user gave it (as find does).
 #pragma once
 
+#include <sys/types.h>
+
 #include <string>
 #include <string_view>
 
@@ -19,12 +21,19 @@ class root_paths {
 
   const std::string& root() const noexcept { return m_root; }
   /// The path of `fd`: ROOT as given + the rest, or the absolute path if it is not below
-  /// ROOT (moved meanwhile), or ROOT/... when /proc cannot say (no /proc, too long).
+  /// ROOT (moved meanwhile). When /proc cannot say (no /proc, or longer than PATH_MAX),
+  /// the path found by climbing ".." to ROOT, or ROOT/... if that fails too.
   std::string of_fd(int fd) const;
 
  private:
+  /// ROOT as given + the names found by climbing from `fd` to ROOT, or "".
+  std::string by_parents(int fd) const;
+
   std::string m_root;
   std::string m_root_abs;  // /proc's spelling of ROOT, "" if unknown
+  bool m_root_known = false;  // ROOT's identity below, for by_parents
+  dev_t m_root_dev = 0;
+  ino_t m_root_ino = 0;
 };
 
 }  // namespace walk

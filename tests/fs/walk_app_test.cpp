@@ -544,6 +544,60 @@ TEST(walk_app, error_path_longer_than_path_max_is_spelled_in_full) {
   ::close(fd);
 }
 
+TEST(walk_app, error_paths_below_jobs_spawned_past_path_max_are_spelled_in_full) {
+  // The chain of the test above, then a fan of 48 directories each holding an unreadable
+  // one: on several threads the fan's directories are walked as jobs on other workers,
+  // which know their directory only by descriptor, and /proc cannot spell one that deep.
+  // Their messages used to say ROOT/.../sK/x.
+  scratch_dir d;
+  const std::string root = d / "c";
+  mkdir_p(root);
+  const chain_remover guard{root};
+  constexpr int k_depth = 2100, k_fan = 48;
+  make_chain(root, k_depth);
+  std::string bottom = root;
+  for (int i = 0; i < k_depth; ++i)
+    bottom += "/d";
+  int fd = ::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  for (int i = 0; i < k_depth && fd >= 0; ++i) {
+    const int next = ::openat(fd, "d", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    ::close(fd);
+    fd = next;
+  }
+  ASSERT_GE(fd, 0);
+  std::vector<std::string> expected;
+  for (int k = 0; k < k_fan; ++k) {
+    const std::string s = "s" + std::to_string(k);
+    ASSERT_EQ(::mkdirat(fd, s.c_str(), 0755), 0);
+    ASSERT_EQ(::mkdirat(fd, (s + "/x").c_str(), 0), 0);
+    expected.push_back("saturn-walk: cannot read " + bottom + "/" + s + "/x: Permission denied");
+  }
+  std::sort(expected.begin(), expected.end());
+  const bool ran = walk_unprivileged_each(root, {"1", "2", "4"}, [&](const fs_test::run_result& r, const char* threads) {
+    EXPECT_EQ(r.status, 1) << "threads " << threads;
+    EXPECT_EQ(r.out, counts(k_depth, k_depth + 1 + 2 * k_fan)) << "threads " << threads;
+    std::vector<std::string> got = lines(r.err);
+    std::sort(got.begin(), got.end());
+    // (Each path is 4200+ bytes: on a mismatch, say how many and show a tail.)
+    EXPECT_EQ(got.size(), expected.size()) << "threads " << threads;
+    std::size_t wrong = 0;
+    std::string first_wrong;
+    for (std::size_t i = 0; i < std::min(got.size(), expected.size()); ++i) {
+      if (got[i] != expected[i] && wrong++ == 0)
+        first_wrong = got[i].substr(got[i].size() > 160 ? got[i].size() - 160 : 0);
+    }
+    EXPECT_EQ(wrong, 0u) << "threads " << threads << ": the first wrong message ends in ..." << first_wrong;
+  });
+  if (!ran)
+    GTEST_SKIP() << "cannot drop to uid 65534 to make permissions apply";
+  for (int k = 0; k < k_fan; ++k) {  // so that chain_remover gets to the top
+    const std::string s = "s" + std::to_string(k);
+    EXPECT_EQ(::unlinkat(fd, (s + "/x").c_str(), AT_REMOVEDIR), 0);
+    EXPECT_EQ(::unlinkat(fd, s.c_str(), AT_REMOVEDIR), 0);
+  }
+  ::close(fd);
+}
+
 TEST(walk_app, error_path_is_spelled_from_root_as_given) {
   scratch_dir d;
   mkdir_p(d / "x");
