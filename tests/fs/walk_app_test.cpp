@@ -180,6 +180,18 @@ void make_chain(const std::string& root, int depth) {
   ::close(fd);
 }
 
+/// The directory `depth` levels down make_chain's chain below `root`, opened by descriptor
+/// (its path is too long to open), or -1.
+int open_chain_bottom(const std::string& root, int depth) {
+  int fd = ::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  for (int i = 0; i < depth && fd >= 0; ++i) {
+    const int next = ::openat(fd, "d", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    ::close(fd);
+    fd = next;
+  }
+  return fd;
+}
+
 /// Removes what make_chain made without a long path (scratch_dir's nftw cannot): d/d
 /// moves up to take d's place, level by level.
 struct chain_remover {
@@ -525,12 +537,7 @@ TEST(walk_app, error_path_longer_than_path_max_is_spelled_in_full) {
   for (int i = 0; i < k_depth; ++i)
     want_path += "/d";
   want_path += "/x";
-  int fd = ::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  for (int i = 0; i < k_depth && fd >= 0; ++i) {
-    const int next = ::openat(fd, "d", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    ::close(fd);
-    fd = next;
-  }
+  const int fd = open_chain_bottom(root, k_depth);
   ASSERT_GE(fd, 0);
   ASSERT_EQ(::mkdirat(fd, "x", 0), 0);
   const bool ran = walk_unprivileged_each(root, {"1", "2"}, [&](const fs_test::run_result& r, const char* threads) {
@@ -558,12 +565,7 @@ TEST(walk_app, error_paths_below_jobs_spawned_past_path_max_are_spelled_in_full)
   std::string bottom = root;
   for (int i = 0; i < k_depth; ++i)
     bottom += "/d";
-  int fd = ::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  for (int i = 0; i < k_depth && fd >= 0; ++i) {
-    const int next = ::openat(fd, "d", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    ::close(fd);
-    fd = next;
-  }
+  const int fd = open_chain_bottom(root, k_depth);
   ASSERT_GE(fd, 0);
   std::vector<std::string> expected;
   for (int k = 0; k < k_fan; ++k) {
