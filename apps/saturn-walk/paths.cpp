@@ -8,6 +8,7 @@
 
 #include <climits>
 #include <cstdio>
+#include <mutex>
 #include <vector>
 
 namespace walk {
@@ -72,8 +73,12 @@ std::string root_paths::by_parents(int fd) const {
   if (!m_root_known)
     return {};
   // Climbs from `fd` to ROOT through "..", naming each level by its inode in its parent
-  // (getcwd's method): slow, but only error messages below PATH_MAX's reach need it.
+  // (getcwd's method): slow, but only error messages below PATH_MAX's reach need it. The
+  // last climb's first parent is remembered, so errors in sibling directories (a fan of
+  // unreadable ones) climb one level, not the whole chain again.
   std::vector<std::string> names;
+  std::string base = m_root;
+  struct ::stat first_parent{};
   fd_guard cur{::openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)};
   for (std::size_t level = 0; cur.fd >= 0; ++level) {
     struct ::stat st{};
@@ -81,6 +86,13 @@ std::string root_paths::by_parents(int fd) const {
       return {};
     if (st.st_dev == m_root_dev && st.st_ino == m_root_ino)
       break;
+    if (level > 0) {
+      std::lock_guard lock(m_cache_mutex);
+      if (!m_cache_path.empty() && st.st_dev == m_cache_dev && st.st_ino == m_cache_ino) {
+        base = m_cache_path;
+        break;
+      }
+    }
     fd_guard up{::openat(cur.fd, "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC)};
     struct ::stat ust{};
     if (up.fd < 0 || ::fstat(up.fd, &ust) != 0 || (ust.st_dev == st.st_dev && ust.st_ino == st.st_ino))
@@ -88,14 +100,25 @@ std::string root_paths::by_parents(int fd) const {
     std::string name = name_in(up.fd, st);
     if (name.empty())
       return {};
+    if (level == 0)
+      first_parent = ust;
     names.push_back(std::move(name));
     std::swap(cur.fd, up.fd);
   }
   if (cur.fd < 0)
     return {};
-  std::string p = m_root;
-  for (auto it = names.rbegin(); it != names.rend(); ++it)
-    p = join_path(p, *it);
+  std::string p = std::move(base);
+  for (std::size_t i = names.size(); i-- > 0;) {
+    if (i == 0 && names.size() > 1) {  // p is fd's parent now
+      std::lock_guard lock(m_cache_mutex);
+      m_cache_dev = first_parent.st_dev;
+      m_cache_ino = first_parent.st_ino;
+      m_cache_path = p;
+    }
+    if (p.empty() || p.back() != '/')
+      p += '/';
+    p += names[i];
+  }
   return p;
 }
 

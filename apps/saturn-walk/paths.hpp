@@ -3,6 +3,7 @@
 
 #include <sys/types.h>
 
+#include <mutex>
 #include <string>
 #include <string_view>
 
@@ -34,6 +35,11 @@ class root_paths {
   bool m_root_known = false;  // ROOT's identity below, for by_parents
   dev_t m_root_dev = 0;
   ino_t m_root_ino = 0;
+  // by_parents' last climb: the path of one directory (its dev, ino), any thread.
+  mutable std::mutex m_cache_mutex;
+  mutable dev_t m_cache_dev = 0;
+  mutable ino_t m_cache_ino = 0;
+  mutable std::string m_cache_path;
 };
 
 }  // namespace walk
