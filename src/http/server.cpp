@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <optional>
 
 namespace saturn::http {
 
@@ -30,11 +31,10 @@ void server::stop() noexcept {
   // A pending accept ends when its listening socket is shut down (EINVAL); the listener
   // itself stays owned (and is closed) by the caller.
   {
-    // lifetime: serve() clears m_listen_fd under this mutex before its caller may close
-    // the listener, so the descriptor shut down here is still the listener's.
+    // lifetime: serve() removes its listener's fd under this mutex before its caller may
+    // close the listener, so every descriptor shut down here is still a listener's.
     std::lock_guard lock(m_registry->mutex);
-    int fd = m_listen_fd.load(std::memory_order_acquire);
-    if (fd >= 0)
+    for (int fd : m_listen_fds)
       ::shutdown(fd, SHUT_RDWR);
   }
   // Cancel the handlers in flight (their awaits end with operation_canceled), then shut
@@ -59,34 +59,44 @@ task<void> server::sweep() {
 task<result<void>> server::serve(net::tcp_listener& listener) {
   task_context& ctx = co_await this_task::context();
   task_context& root = ctx.sched->root_context();
-  m_stop_ctx = task_context{root.sched, m_stop.get_token(), root.live};
-  auto sweeper = spawn_in(m_stop_ctx, sweep());
+  // The first serve() of a server sets up the handlers' context and starts the sweeper;
+  // the others (one per listener, see server.hpp) share them.
+  bool first = false;
   {
     std::lock_guard lock(m_registry->mutex);
-    m_listen_fd.store(listener.fd(), std::memory_order_release);
+    if (!m_started) {
+      m_started = first = true;
+      m_stop_ctx = task_context{root.sched, m_stop.get_token(), root.live};
+    }
+    m_listen_fds.push_back(listener.fd());
+    if (m_stopping.load(std::memory_order_acquire))
+      ::shutdown(listener.fd(), SHUT_RDWR);  // stop() ran before the fd was published
   }
-  if (m_stopping.load(std::memory_order_acquire))
-    ::shutdown(listener.fd(), SHUT_RDWR);  // stop() ran before the fd was published
+  std::optional<join_handle<void>> sweeper;
+  if (first)
+    sweeper.emplace(spawn_in(m_stop_ctx, sweep()));
   result<void> outcome{};
   while (!m_stopping.load(std::memory_order_acquire)) {
-    // The connection limit: wait for a free slot before accepting (the kernel's backlog
-    // holds the rest); the slot is given back when a connection ends.
-    auto slot = m_slots.acquire();
-    auto got = co_await slot;
-    if (!got)
-      break;
-    if (m_stopping.load(std::memory_order_acquire)) {
-      m_slots.release();
-      break;
-    }
     auto accepted = co_await listener.accept();
     if (!accepted) {
-      m_slots.release();
       if (accepted.err() == std::errc::operation_canceled || m_stopping.load(std::memory_order_acquire))
         break;
       if (accepted.err() == std::errc::connection_aborted || accepted.err() == std::errc::interrupted)
         continue;
       outcome = accepted.err();
+      break;
+    }
+    // The connection limit: at the limit, the connection just accepted waits for a free
+    // slot and this loop accepts no more (the kernel's backlog holds the rest); the slot
+    // is given back when a connection ends. The slot is taken after the accept, not
+    // before, so that with several listeners (one serve() each) no loop holds a slot
+    // while it waits for a connection that the kernel may route to another listener.
+    auto slot = m_slots.acquire();
+    auto got = co_await slot;
+    if (!got)
+      break;  // the accepted connection is closed unserved
+    if (m_stopping.load(std::memory_order_acquire)) {
+      m_slots.release();
       break;
     }
     spawn_in(root, serve_connection(std::move(*accepted))).detach();
@@ -95,7 +105,7 @@ task<result<void>> server::serve(net::tcp_listener& listener) {
   m_stop.request_stop();
   {
     std::lock_guard lock(m_registry->mutex);
-    m_listen_fd.store(-1, std::memory_order_release);
+    m_listen_fds.erase(std::find(m_listen_fds.begin(), m_listen_fds.end(), listener.fd()));
   }
   // Close every connection and wait until all have ended (each ends within one round trip
   // of its ring once its socket is shut down).
@@ -104,7 +114,8 @@ task<result<void>> server::serve(net::tcp_listener& listener) {
     auto s = sleep_for(std::chrono::milliseconds(1));
     (void)co_await s;
   }
-  co_await std::move(sweeper);
+  if (sweeper)
+    co_await std::move(*sweeper);
   co_return outcome;
 }
 

@@ -57,7 +57,8 @@ inline saturn::task<response> delay(const request&, const route_params& p) {
 /// Serves the test routes on 127.0.0.1:<ephemeral> until destroyed.
 class test_server {
  public:
-  explicit test_server(saturn::http::server_options opts = {}, unsigned threads = 2)
+  /// `listeners` > 1: that many SO_REUSEPORT listeners on one port, one serve() each.
+  explicit test_server(saturn::http::server_options opts = {}, unsigned threads = 2, unsigned listeners = 1)
       : m_pool({.threads = threads, .mode = saturn::pool_mode::io}) {
     std::signal(SIGPIPE, SIG_IGN);
     m_routes.get("/plaintext", plaintext);
@@ -65,21 +66,25 @@ class test_server {
     m_routes.get("/delay/{ms}", delay);
     m_routes.add("POST", "/echo", echo);
     m_server.emplace(m_routes, std::move(opts));
-    auto l = saturn::net::tcp_listener::bind(saturn::net::address::loopback_v4(0));
-    if (!l)
-      throw std::runtime_error("test_server: " + l.err().message());
-    m_listener = std::move(*l);
-    m_port = m_listener.local_address()->port();
-    m_done = m_pool.spawn(run(*m_server, m_listener));
+    for (unsigned i = 0; i < listeners; ++i) {
+      auto l = saturn::net::tcp_listener::bind(saturn::net::address::loopback_v4(m_port), {.reuse_port = listeners > 1});
+      if (!l)
+        throw std::runtime_error("test_server: " + l.err().message());
+      m_port = l->local_address()->port();
+      m_listeners.push_back(std::move(*l));
+    }
+    for (auto& l : m_listeners)
+      m_done.push_back(m_pool.spawn(run(*m_server, l)));
   }
   ~test_server() { stop(); }
-  /// Stops the server and waits until serve() has returned. Idempotent.
+  /// Stops the server and waits until every serve() has returned. Idempotent.
   void stop() {
-    if (!m_done)
+    if (m_done.empty())
       return;
     m_server->stop();
-    m_pool.block_on(join(std::move(*m_done)));
-    m_done.reset();
+    for (auto& h : m_done)
+      m_pool.block_on(join(std::move(h)));
+    m_done.clear();
   }
   std::uint16_t port() const { return m_port; }
   saturn::http::server& server() { return *m_server; }
@@ -95,9 +100,9 @@ class test_server {
   saturn::thread_pool m_pool;
   saturn::http::router m_routes;
   std::optional<saturn::http::server> m_server;
-  saturn::net::tcp_listener m_listener;
+  std::vector<saturn::net::tcp_listener> m_listeners;
   std::uint16_t m_port = 0;
-  std::optional<saturn::join_handle<bool>> m_done;
+  std::vector<saturn::join_handle<bool>> m_done;
 };
 
 /// A blocking client socket connected to 127.0.0.1:port.

@@ -165,6 +165,37 @@ TEST(http_server, connection_limit_pauses_accepting) {
   EXPECT_EQ(r->body, "3");
 }
 
+// One server serving two SO_REUSEPORT listeners (saturn-http's default on a pool): the
+// connection limit is the server's, whichever listener the kernel picks, and stop() ends
+// both serve() calls.
+TEST(http_server, two_listeners_share_the_connection_limit_and_the_stop) {
+  saturn::http::server_options o;
+  o.max_connections = 2;
+  test_server srv(o, 2, 2);
+  std::vector<std::unique_ptr<client>> held;
+  for (int i = 0; i < 2; ++i) {
+    held.push_back(std::make_unique<client>(srv.port()));
+    held.back()->send("GET /seq/" + std::to_string(i) + " HTTP/1.1\r\nHost: t\r\n\r\n");
+    ASSERT_TRUE(held.back()->read_response());
+  }
+  // More connections than listeners: whichever listener each lands on, none is served.
+  std::vector<std::unique_ptr<client>> waiting;
+  for (int i = 0; i < 4; ++i) {
+    waiting.push_back(std::make_unique<client>(srv.port()));
+    waiting.back()->send("GET /seq/" + std::to_string(10 + i) + " HTTP/1.1\r\nHost: t\r\n\r\n");
+  }
+  for (auto& w : waiting)
+    EXPECT_FALSE(w->read_some(100ms)) << "a connection was served past a limit of two";
+  EXPECT_EQ(srv.server().connections(), 2u);
+  held.clear();  // two slots free: two of the waiting four are answered
+  int answered = 0;
+  for (auto& w : waiting)
+    answered += w->read_response(1s) ? 1 : 0;
+  EXPECT_EQ(answered, 2);
+  srv.stop();  // returns once both serve() calls have
+  EXPECT_EQ(srv.server().connections(), 0u);
+}
+
 TEST(http_server, curl_keep_alive_several_requests_one_connection) {
   if (!http_test::have_program("curl"))
     GTEST_SKIP() << "curl not installed";

@@ -33,6 +33,7 @@
 #include <memory>
 #include <stop_token>
 #include <string>
+#include <vector>
 
 namespace saturn::http {
 
@@ -70,7 +71,14 @@ class server {
 
   /// Accepts connections from `listener` and serves them until stop() (or the task's stop
   /// token) ends it; then closes every connection and returns once all have ended.
-  /// Returns an accept error that is not transient. Suspends; await from a saturn task.
+  /// Returns an accept error that is not transient (which also ends the other serve()
+  /// calls). Suspends; await from a saturn task.
+  ///
+  /// Several listeners: call serve() once per listener, concurrently, on one server (for
+  /// instance one SO_REUSEPORT listener per pool worker, each serve() running on its
+  /// worker: a connection's task then starts on the worker that accepted it). They share
+  /// the connection limit, the timeouts and stop(); each returns once every connection has
+  /// ended. All serve() calls run on the same scheduler.
   task<result<void>> serve(net::tcp_listener& listener);
   /// Ends serve(): stops accepting, cancels the handlers in flight (their awaits end with
   /// std::errc::operation_canceled) and closes every connection. Any thread; does not
@@ -90,7 +98,8 @@ class server {
   std::unique_ptr<detail::connection_registry> m_registry;
   semaphore m_slots;
   std::atomic<bool> m_stopping{false};
-  std::atomic<int> m_listen_fd{-1};
+  std::vector<int> m_listen_fds;  // the listeners being served (guarded by m_registry->mutex)
+  bool m_started = false;         // the first serve() ran (guarded by m_registry->mutex)
   std::stop_source m_stop;  // requested by stop() and when serve() ends
   // The sweeper and every handler run under it (m_stop's token), so stop() ends the
   // sweeper's sleep and cancels handlers in flight; the connection tasks themselves run
