@@ -14,6 +14,9 @@
 
 #include <CLI/CLI.hpp>
 
+#include "listeners.hpp"
+#include "worker_spread.hpp"
+
 #include <atomic>
 #include <chrono>
 #include <csignal>
@@ -36,20 +39,10 @@ saturn::task<void> echo_connection(saturn::net::tcp_stream s) {
   }
 }
 
-// With one SO_REUSEPORT listener per worker, each listener's multishot accept must live
-// on a different worker's loop (it binds to the loop of its first await). The pool has no
-// placement call, so the accept tasks meet at a barrier first: each holds its worker until
-// all have started, which forces them onto distinct workers (bounded wait: 200 ms).
-struct placement {
-  std::atomic<unsigned> arrived{0};
-  unsigned expected = 1;
-};
-
-saturn::task<void> accept_loop(saturn::thread_pool& pool, saturn::net::tcp_listener listener, placement* place) {
-  place->arrived.fetch_add(1, std::memory_order_acq_rel);
-  const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(200);
-  while (place->arrived.load(std::memory_order_acquire) < place->expected && std::chrono::steady_clock::now() < until)
-    std::this_thread::yield();
+// With one SO_REUSEPORT listener per worker, each listener's accept loop runs on its own
+// worker (worker_spread.hpp).
+saturn::task<void> accept_loop(saturn::thread_pool& pool, saturn::net::tcp_listener listener, apps::worker_spread* spread) {
+  spread->arrive();
   for (;;) {
     auto c = co_await listener.accept();
     if (!c) {
@@ -130,22 +123,18 @@ int main(int argc, char** argv) {
   po.spin_before_park_us = spin_us;
   po.pin_io_wakeups = !steal_io;
   const auto addr = saturn::net::address::loopback_v4(static_cast<std::uint16_t>(port));
-  placement place;  // lifetime: declared before the pool, so it outlives every task
+  apps::worker_spread spread;  // lifetime: declared before the pool, so it outlives every task
   {
     saturn::thread_pool pool(po);
-    const bool reuse = accept_mode == "reuseport";
-    const unsigned listeners = reuse ? pool.threads() : 1;
-    saturn::net::listen_options lo;
-    lo.reuse_port = reuse;
-    place.expected = listeners;
-    for (unsigned i = 0; i < listeners; ++i) {
-      auto l = saturn::net::tcp_listener::bind(addr, lo);
-      if (!l) {
-        std::fprintf(stderr, "saturn-echo: cannot listen on 127.0.0.1:%u: %s\n", port, l.err().message().c_str());
-        return 1;
-      }
-      (void)pool.spawn(accept_loop(pool, std::move(*l), &place));
+    const unsigned listeners = accept_mode == "reuseport" ? pool.threads() : 1;
+    auto bound = apps::bind_listeners(addr, listeners);
+    if (!bound) {
+      std::fprintf(stderr, "saturn-echo: cannot listen on 127.0.0.1:%u: %s\n", port, bound.err().message().c_str());
+      return 1;
     }
+    spread.expected = listeners;
+    for (auto& l : *bound)
+      (void)pool.spawn(accept_loop(pool, std::move(l), &spread));
     int sig = 0;
     sigwait(&stop_set, &sig);
   }  // the pool cancels every operation, destroys every task, joins its workers

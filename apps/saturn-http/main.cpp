@@ -5,14 +5,19 @@
 //                     server stops meanwhile: stop() cancels the sleep)
 //   other methods on those paths → 405 with Allow; a method nobody knows → 501;
 //   OPTIONS * → 200 with Allow; anything else → 404
-// Runs on a thread_pool in io mode with --threads workers.
+// Runs on a thread_pool in io mode with --threads workers, one SO_REUSEPORT listener per
+// worker by default (--accept).
 #include <saturn/http/server.hpp>
 #include <saturn/net/address.hpp>
 #include <saturn/sched/thread_pool.hpp>
 #include <saturn/task/runtime.hpp>
+#include <saturn/task/join_handle.hpp>
 #include <saturn/task/time.hpp>
 
 #include <CLI/CLI.hpp>
+
+#include "listeners.hpp"
+#include "worker_spread.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -20,6 +25,7 @@
 #include <csignal>
 #include <pthread.h>
 #include <cstdio>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -75,6 +81,37 @@ saturn::task<int> run(saturn::http::server& srv, std::uint16_t port, bool reuse_
   co_return 0;
 }
 
+// The pool's way (--accept): one listener, or one SO_REUSEPORT listener per worker with its
+// serve() on that worker (worker_spread.hpp), all on one server (one connection limit, one
+// stop). Every listener is bound before any is served, so a port in use fails first.
+saturn::task<int> serve_pool(saturn::thread_pool& pool, saturn::http::server& srv, std::uint16_t port, unsigned listeners) {
+  auto bound = apps::bind_listeners(saturn::net::address::loopback_v4(port), listeners);
+  if (!bound) {
+    std::fprintf(stderr, "saturn-http: cannot listen on 127.0.0.1:%u: %s\n", port, bound.err().message().c_str());
+    co_return 1;
+  }
+  std::vector<saturn::net::tcp_listener>& ls = *bound;
+  apps::worker_spread spread;  // lifetime: every task below is joined before it goes
+  spread.expected = listeners;
+  auto one = [](saturn::http::server* sv, saturn::net::tcp_listener* l, apps::worker_spread* sp) -> saturn::task<int> {
+    if (sp->expected > 1)
+      sp->arrive();
+    auto served = co_await sv->serve(*l);
+    if (!served) {
+      std::fprintf(stderr, "saturn-http: %s\n", served.err().message().c_str());
+      co_return 1;
+    }
+    co_return 0;
+  };
+  std::vector<saturn::join_handle<int>> hs;
+  for (auto& l : ls)
+    hs.push_back(pool.spawn(one(&srv, &l, &spread)));
+  int code = 0;
+  for (auto& h : hs)
+    code = std::max(code, co_await std::move(h));
+  co_return code;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -99,6 +136,11 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0u, 1'000'000u));
   app.add_flag("--multishot-receive", opts.multishot_receive,
                "read through a multishot receive (provided buffers) instead of one recv per read (A/B)");
+  std::string accept_mode = "reuseport";
+  app.add_option("--accept", accept_mode,
+                 "reuseport: one SO_REUSEPORT listener per worker (each worker accepts its own connections); "
+                 "shared: one listener for the pool")
+      ->check(CLI::IsMember({"shared", "reuseport"}));
   bool per_thread = false;
   app.add_flag("--per-thread-runtimes", per_thread,
                "A/B: one single-threaded runtime and SO_REUSEPORT listener per thread instead of the thread_pool");
@@ -164,7 +206,8 @@ int main(int argc, char** argv) {
       }
     }
   });
-  const int code = pool.block_on(run(srv, static_cast<std::uint16_t>(port)));
+  const unsigned listeners = accept_mode == "reuseport" ? pool.threads() : 1;
+  const int code = pool.block_on(serve_pool(pool, srv, static_cast<std::uint16_t>(port), listeners));
   served.store(true);
   watcher.join();
   return code;

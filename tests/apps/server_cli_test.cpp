@@ -3,7 +3,8 @@
 // --port 70000 used to bind port 4464, --buffers 3 started a server that reset every
 // connection; saturn-http: --port 0 bound a port nobody learnt, --threads 300 died in
 // std::terminate, --max-body -5 started a server). A port in use exits 1 naming
-// 127.0.0.1:PORT; SIGINT and SIGTERM stop a serving process with status 0.
+// 127.0.0.1:PORT, also when other SO_REUSEPORT listeners hold it; SIGINT and SIGTERM stop
+// a serving process with status 0.
 #include <gtest/gtest.h>
 #include <saturn/saturn.hpp>
 
@@ -84,6 +85,17 @@ TEST_P(server_cli, port_in_use_exits_1_naming_the_port) {
   ASSERT_TRUE(l.has_value());
   const std::string port = std::to_string(l->local_address()->port());
   const auto o = run({"--port", port, "--threads", "1"});
+  EXPECT_EQ(o.status, 1) << o.err;
+  EXPECT_NE(o.err.find("127.0.0.1:" + port), std::string::npos) << o.err;
+}
+
+// One SO_REUSEPORT listener per worker must not join a port that another process's
+// SO_REUSEPORT listeners hold (the kernel would split the connections between them).
+TEST_P(server_cli, port_held_by_a_reuseport_group_exits_1) {
+  auto l = net::tcp_listener::bind(net::address::loopback_v4(0), {.reuse_port = true});
+  ASSERT_TRUE(l.has_value());
+  const std::string port = std::to_string(l->local_address()->port());
+  const auto o = run({"--port", port, "--threads", "2", "--accept", "reuseport"}, SIGTERM);
   EXPECT_EQ(o.status, 1) << o.err;
   EXPECT_NE(o.err.find("127.0.0.1:" + port), std::string::npos) << o.err;
 }

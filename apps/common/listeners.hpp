@@ -1,0 +1,35 @@
+// bind_listeners: the servers' listening sockets — one, or one SO_REUSEPORT listener per
+// worker (each worker then accepts its own connections; see worker_spread.hpp).
+#pragma once
+
+#include <saturn/net.hpp>
+
+#include <vector>
+
+namespace apps {
+
+/// Binds `n` listeners on `addr`: a plain one when n is 1, else n with SO_REUSEPORT. Before
+/// those, a plain bind checks that the port is free: SO_REUSEPORT would let this process
+/// join a port that another process of the same user listens on with SO_REUSEPORT, and
+/// the kernel would split the connections between them. Returns the first bind error.
+/// Any thread.
+inline saturn::result<std::vector<saturn::net::tcp_listener>> bind_listeners(const saturn::net::address& addr,
+                                                                             unsigned n) {
+  if (n > 1) {
+    auto probe = saturn::net::tcp_listener::bind(addr);
+    if (!probe)
+      return probe.err();
+  }
+  saturn::net::listen_options lo;
+  lo.reuse_port = n > 1;
+  std::vector<saturn::net::tcp_listener> ls;
+  for (unsigned i = 0; i < n; ++i) {
+    auto l = saturn::net::tcp_listener::bind(addr, lo);
+    if (!l)
+      return l.err();
+    ls.push_back(std::move(*l));
+  }
+  return ls;
+}
+
+}  // namespace apps
