@@ -67,7 +67,6 @@ struct worker {
   runnable_fifo pinned;   // owner only: woken by this worker's loop (pin_io_wakeups)
   std::unique_ptr<event_loop> loop;  // io mode; created and destroyed on the worker thread
   std::atomic<event_loop*> loop_ptr{nullptr};
-  alignas(64) std::atomic<std::uint32_t> park_word{0};  // cpu_bound mode
   bool searching = false;
   bool polling_io = false;       // owner only: inside poll_io (completions being dispatched)
   bool notify_deferred = false;  // owner only: a wake during poll_io skipped its notify
@@ -75,7 +74,9 @@ struct worker {
   /// in num_searching once. A count, not a flag: a worker can be popped again (after it
   /// re-registered) before it saw the first unpark, and two unparks merged into one flag
   /// leaked a searcher count, after which every notify bailed with all workers asleep.
-  std::atomic<std::uint32_t> unparks{0};
+  /// Also the futex a cpu_bound worker sleeps on (no separate wake word: a second word set
+  /// after the count could be cleared in between, and a worker spun forever).
+  alignas(64) std::atomic<std::uint32_t> unparks{0};
   std::uint32_t rng = 0;
   std::uint32_t tick = 0;
   unsigned lifo_streak = 0;

@@ -200,13 +200,6 @@ void poll_io(pool_impl& p, worker& w, bool may_block) {
 }
 
 void park(pool_impl& p, worker& w) {
-  // cpu_bound mode: the wake word is cleared here, before this worker can be popped from
-  // the sleeper list, never after a wake. unpark() counts the unpark and then sets the
-  // word; clearing it when the count was taken over lost a store that landed between the
-  // two, and a word left at 1 made every later park return at once: an idle worker spun
-  // at 100% of a CPU (seen in CI, idle_workers_stay_asleep/cpu_bound_1). A late store of
-  // an earlier unpark now costs at most one park that does not sleep.
-  w.park_word.store(0, std::memory_order_relaxed);
   {
     std::lock_guard lock(p.sleepers_mutex);
     p.sleepers.push_back(w.index);
@@ -224,8 +217,9 @@ void park(pool_impl& p, worker& w) {
     if (w.loop) {
       poll_io(p, w, true);  // sleeps in the ring: I/O, a timer, or notify() ends it
     } else {
-      while (w.park_word.load(std::memory_order_acquire) == 0 && !p.stopping.load(std::memory_order_acquire))
-        futex_wait(&w.park_word, 0);
+      // The unpark count is the futex word: an unpark before the wait makes it return.
+      while (w.unparks.load(std::memory_order_acquire) == 0 && !p.stopping.load(std::memory_order_acquire))
+        futex_wait(&w.unparks, 0);
     }
   }
   leave_sleepers(p, w);
@@ -273,8 +267,7 @@ void pool_impl::unpark(worker& w) noexcept {
   if (event_loop* l = w.loop_ptr.load(std::memory_order_acquire)) {
     l->notify();
   } else {
-    w.park_word.store(1, std::memory_order_release);
-    futex_wake(&w.park_word, 1);
+    futex_wake(&w.unparks, 1);
   }
 }
 
