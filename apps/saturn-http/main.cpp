@@ -23,6 +23,7 @@
 #include <charconv>
 #include <atomic>
 #include <csignal>
+#include <optional>
 #include <pthread.h>
 #include <cstdio>
 #include <string>
@@ -65,15 +66,19 @@ saturn::task<response> delay(const request&, const route_params& p) {
   co_return response(200, "text/plain", std::string(ms_text));
 }
 
-saturn::task<int> run(saturn::http::server& srv, std::uint16_t port, bool reuse_port = false) {
-  saturn::net::listen_options lo;
-  lo.reuse_port = reuse_port;
-  auto listener = saturn::net::tcp_listener::bind(saturn::net::address::loopback_v4(port), lo);
-  if (!listener) {
-    std::fprintf(stderr, "saturn-http: cannot listen on 127.0.0.1:%u: %s\n", port, listener.err().message().c_str());
-    co_return 1;
+/// apps::bind_listeners on 127.0.0.1:port, or nothing after saying why on stderr.
+std::optional<std::vector<saturn::net::tcp_listener>> listen_on(std::uint16_t port, unsigned n) {
+  auto bound = apps::bind_listeners(saturn::net::address::loopback_v4(port), n);
+  if (!bound) {
+    std::fprintf(stderr, "saturn-http: cannot listen on 127.0.0.1:%u: %s\n", port, bound.err().message().c_str());
+    return std::nullopt;
   }
-  auto served = co_await srv.serve(*listener);
+  return std::move(*bound);
+}
+
+/// Serves one listener; the exit status (1 after saying why on stderr).
+saturn::task<int> serve_one(saturn::http::server& srv, saturn::net::tcp_listener& l) {
+  auto served = co_await srv.serve(l);
   if (!served) {
     std::fprintf(stderr, "saturn-http: %s\n", served.err().message().c_str());
     co_return 1;
@@ -83,29 +88,19 @@ saturn::task<int> run(saturn::http::server& srv, std::uint16_t port, bool reuse_
 
 // The pool's way (--accept): one listener, or one SO_REUSEPORT listener per worker with its
 // serve() on that worker (worker_spread.hpp), all on one server (one connection limit, one
-// stop). Every listener is bound before any is served, so a port in use fails first.
-saturn::task<int> serve_pool(saturn::thread_pool& pool, saturn::http::server& srv, std::uint16_t port, unsigned listeners) {
-  auto bound = apps::bind_listeners(saturn::net::address::loopback_v4(port), listeners);
-  if (!bound) {
-    std::fprintf(stderr, "saturn-http: cannot listen on 127.0.0.1:%u: %s\n", port, bound.err().message().c_str());
-    co_return 1;
-  }
-  std::vector<saturn::net::tcp_listener>& ls = *bound;
+// stop).
+saturn::task<int> serve_pool(saturn::thread_pool& pool, saturn::http::server& srv,
+                             std::vector<saturn::net::tcp_listener>& ls) {
   apps::worker_spread spread;  // lifetime: every task below is joined before it goes
-  spread.expected = listeners;
-  auto one = [](saturn::http::server* sv, saturn::net::tcp_listener* l, apps::worker_spread* sp) -> saturn::task<int> {
-    if (sp->expected > 1)
-      sp->arrive();
-    auto served = co_await sv->serve(*l);
-    if (!served) {
-      std::fprintf(stderr, "saturn-http: %s\n", served.err().message().c_str());
-      co_return 1;
-    }
-    co_return 0;
+  spread.expected = static_cast<unsigned>(ls.size());
+  auto on_its_worker = [](saturn::http::server* sv, saturn::net::tcp_listener* l,
+                          apps::worker_spread* sp) -> saturn::task<int> {
+    sp->arrive();
+    co_return co_await serve_one(*sv, *l);
   };
   std::vector<saturn::join_handle<int>> hs;
   for (auto& l : ls)
-    hs.push_back(pool.spawn(one(&srv, &l, &spread)));
+    hs.push_back(pool.spawn(on_its_worker(&srv, &l, &spread)));
   int code = 0;
   for (auto& h : hs)
     code = std::max(code, co_await std::move(h));
@@ -169,13 +164,16 @@ int main(int argc, char** argv) {
     // A/B against the pool: one single-threaded runtime per thread, each with its own
     // SO_REUSEPORT listener and server (connections never move between threads).
     opts.max_connections = std::max<std::size_t>(1, opts.max_connections / threads);
+    auto ls = listen_on(static_cast<std::uint16_t>(port), threads);
+    if (!ls)
+      return 1;
     std::vector<std::thread> workers;
     std::vector<int> codes(threads, 0);
     for (unsigned i = 0; i < threads; ++i)
       workers.emplace_back([&, i] {
         saturn::runtime rt;
         saturn::http::server srv(routes, opts);
-        codes[i] = rt.block_on(run(srv, static_cast<std::uint16_t>(port), true));
+        codes[i] = rt.block_on(serve_one(srv, (*ls)[i]));
       });
     for (auto& t : workers)
       t.join();
@@ -206,8 +204,8 @@ int main(int argc, char** argv) {
       }
     }
   });
-  const unsigned listeners = accept_mode == "reuseport" ? pool.threads() : 1;
-  const int code = pool.block_on(serve_pool(pool, srv, static_cast<std::uint16_t>(port), listeners));
+  auto ls = listen_on(static_cast<std::uint16_t>(port), accept_mode == "reuseport" ? pool.threads() : 1);
+  const int code = ls ? pool.block_on(serve_pool(pool, srv, *ls)) : 1;
   served.store(true);
   watcher.join();
   return code;
