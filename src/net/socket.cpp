@@ -8,10 +8,10 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
-#include <ctime>
 
 namespace saturn::net {
 
@@ -59,24 +59,19 @@ void log_exhaustion(const char* what, int err) noexcept {
   static constexpr std::int64_t k_log_quiet_ns = 10'000'000'000;
   static std::atomic<std::int64_t> last_ns{0};  // 0: never logged
   static std::atomic<unsigned> unlogged{0};
-  ::timespec ts{};
-  ::clock_gettime(CLOCK_MONOTONIC, &ts);
-  const std::int64_t now = std::int64_t(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+  const std::int64_t now = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                               std::chrono::steady_clock::now().time_since_epoch()).count();
   std::int64_t last = last_ns.load(std::memory_order_relaxed);
   if ((last != 0 && now - last < k_log_quiet_ns) ||
       !last_ns.compare_exchange_strong(last, now, std::memory_order_relaxed)) {
     unlogged.fetch_add(1, std::memory_order_relaxed);
     return;
   }
-  const unsigned more = unlogged.exchange(0, std::memory_order_relaxed);
-  if (more == 0)
-    std::fprintf(stderr, "saturn: %s: %s; backing off and retrying (close idle connections or raise RLIMIT_NOFILE)\n",
-                 what, ::strerror(err));
-  else
-    std::fprintf(stderr,
-                 "saturn: %s: %s; backing off and retrying (close idle connections or raise RLIMIT_NOFILE); "
-                 "%u more episodes since the last message\n",
-                 what, ::strerror(err), more);
+  char more[64] = "";
+  if (const unsigned n = unlogged.exchange(0, std::memory_order_relaxed); n != 0)
+    std::snprintf(more, sizeof more, "; %u more episodes since the last message", n);
+  std::fprintf(stderr, "saturn: %s: %s; backing off and retrying (close idle connections or raise RLIMIT_NOFILE)%s\n",
+               what, ::strerror(err), more);
 }
 
 void set_nodelay_fd(int fd) noexcept {
