@@ -181,6 +181,17 @@ void leave_sleepers(pool_impl& p, worker& w) noexcept {
   }
 }
 
+/// After a turn of the loop or a timer pass: the one notify deferred while its wake-ups
+/// were queued here, and only when more than one task is queued (see poll_io).
+void after_loop_wakes(pool_impl& p, worker& w) noexcept {
+  if (w.notify_deferred) {
+    w.notify_deferred = false;
+    const std::size_t queued = w.deque.size_approx() + (w.lifo.load(std::memory_order_relaxed) != nullptr ? 1 : 0);
+    if (queued > 1)
+      p.notify_from_worker();
+  }
+}
+
 /// One loop iteration on the worker (I/O completions, the loop's timers and posts). The
 /// tasks its completions wake go to this worker's queue without a notify each — tokio does
 /// the same while its driver polls — and one notify follows the batch, only when more than
@@ -191,12 +202,16 @@ void poll_io(pool_impl& p, worker& w, bool may_block) {
   w.polling_io = true;
   w.loop->run_once(may_block);
   w.polling_io = false;
-  if (w.notify_deferred) {
-    w.notify_deferred = false;
-    const std::size_t queued = w.deque.size_approx() + (w.lifo.load(std::memory_order_relaxed) != nullptr ? 1 : 0);
-    if (queued > 1)
-      p.notify_from_worker();
-  }
+  after_loop_wakes(p, w);
+}
+
+/// The loop's due timers, fired between tasks on a busy worker: the tasks they wake are
+/// loop wake-ups like poll_io's (pinned with pin_io_wakeups, one deferred notify).
+void fire_timers(pool_impl& p, worker& w) {
+  w.polling_io = true;
+  w.loop->fire_due_timers();
+  w.polling_io = false;
+  after_loop_wakes(p, w);
 }
 
 void park(pool_impl& p, worker& w) {
@@ -283,7 +298,7 @@ void pool_impl::worker_main(worker& w) {
     // load a batch of 61 tasks made /delay/10's sleeps 0.1-0.5 ms late (measured in the
     // handler), which is most of the round trip's overhead.
     if (w.loop && w.tick % k_timer_interval == 0)
-      w.loop->fire_due_timers();
+      fire_timers(*this, w);
     if (w.tick % k_event_interval == 0) {
       if (w.loop)
         poll_io(*this, w, false);

@@ -207,6 +207,25 @@ task<int> nops_counting_moves(int n) {
   co_return moves;
 }
 
+// Sleeps woken by the loop's timers, with nops between them so the worker is busy and its
+// timers also fire between tasks (thread_pool fires due timers every few tasks).
+task<int> sleeps_counting_moves(int n) {
+  int moves = 0;
+  int tid = os_tid();
+  for (int i = 0; i < n; ++i) {
+    auto s = saturn::sleep_for(std::chrono::microseconds(20 + i % 50));
+    if (!co_await s)
+      co_return -1;
+    for (int k = 0; k < 4; ++k)
+      if (!co_await saturn::nop())
+        co_return -1;
+    const int now = os_tid();
+    moves += now != tid ? 1 : 0;
+    tid = now;
+  }
+  co_return moves;
+}
+
 task<int> sum_moves(std::vector<join_handle<int>> hs) {
   int total = 0;
   for (auto& h : hs) {
@@ -235,6 +254,18 @@ TEST_P(io_pool_test, io_wakeups_stay_on_their_worker) {
       EXPECT_EQ(moves, 0) << "tasks woken by their own ring moved to another worker";
     }
   }
+}
+
+// The same for wake-ups by the loop's timers, whether the timer fires in a turn of the
+// loop or between tasks on a busy worker.
+TEST_P(io_pool_test, timer_wakeups_stay_on_their_worker) {
+  thread_pool pool(options_for(GetParam()));
+  std::vector<join_handle<int>> hs;
+  for (int t = 0; t < 8; ++t)
+    hs.push_back(pool.spawn(sleeps_counting_moves(300 / k_slow)));
+  const int moves = pool.block_on(sum_moves(std::move(hs)));
+  ASSERT_GE(moves, 0) << "a sleep or a nop failed";
+  EXPECT_EQ(moves, 0) << "tasks woken by their own loop's timers moved to another worker";
 }
 
 }  // namespace
