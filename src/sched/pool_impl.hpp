@@ -20,6 +20,7 @@
 #pragma once
 
 #include <saturn/detail/atomic.hpp>
+#include <saturn/loop/detail/remote_queue.hpp>
 #include <saturn/sched/thread_pool.hpp>
 #include <saturn/sync/detail/spin_lock.hpp>
 #include <sched.h>
@@ -65,6 +66,9 @@ struct worker {
   alignas(64) std::atomic<runnable*> lifo{nullptr};
   runnable_fifo yielded;  // owner only: tasks that yielded
   runnable_fifo pinned;   // owner only: woken by this worker's loop (pin_io_wakeups)
+  /// Tasks other threads placed on this worker (thread_pool::start_on); the owner moves
+  /// them to `pinned`, which no other worker steals from.
+  remote_queue inbox;
   std::unique_ptr<event_loop> loop;  // io mode; created and destroyed on the worker thread
   std::atomic<event_loop*> loop_ptr{nullptr};
   bool searching = false;
@@ -86,7 +90,18 @@ struct worker {
 
   runnable* pop_yielded() noexcept { return yielded.pop(); }
   void push_yielded(runnable* r) noexcept { yielded.push(r); }
-  runnable* pop_pinned() noexcept { return pinned.pop(); }
+  runnable* pop_pinned() noexcept {
+    if (inbox.maybe_nonempty()) [[unlikely]]
+      take_inbox();
+    return pinned.pop();
+  }
+  void take_inbox() noexcept {
+    for (runnable* r = inbox.take_all(); r != nullptr;) {
+      runnable* next = r->m_next_runnable;
+      pinned.push(r);
+      r = next;
+    }
+  }
   void push_pinned(runnable* r) noexcept { pinned.push(r); }
   std::uint32_t next_random() noexcept {
     std::uint32_t x = rng;
@@ -162,6 +177,9 @@ struct pool_impl {
     notify_one();
   }
   void unpark(worker& w) noexcept;
+  /// Wakes `w` if it sleeps (work was placed in its inbox). A worker not in the sleeper
+  /// list is awake, or sees its inbox when it re-checks after registering (park()).
+  void wake_worker(worker& w) noexcept;
   bool has_visible_work() noexcept;
 
   /// post/spawn from an unregistered outside thread left `queued` tasks in the injection

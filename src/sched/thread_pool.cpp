@@ -18,6 +18,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <stdexcept>
+#include <string>
 
 #include "sched/pool_impl.hpp"
 
@@ -176,7 +177,7 @@ thread_pool::~thread_pool() {
         detail::discard(r);
         again = true;
       }
-      while (runnable* r = w.pop_pinned()) {
+      while (runnable* r = w.pop_pinned()) {  // the inbox too
         detail::discard(r);
         again = true;
       }
@@ -287,6 +288,27 @@ void thread_pool::spawn(runnable* r) noexcept {
 }
 
 void thread_pool::spawn_runnable(runnable* r) noexcept { spawn(r); }
+
+void thread_pool::check_worker_index(unsigned worker, const char* op) const {
+  if (worker >= threads())
+    throw std::out_of_range("thread_pool::" + std::string(op) + ": worker " + std::to_string(worker) +
+                            " does not exist (the pool has " + std::to_string(threads()) + ", numbered from 0)");
+}
+
+void thread_pool::start_on(unsigned index, runnable* r) noexcept {
+  detail::pool_impl& p = *m_impl;
+  detail::worker& target = *p.workers[index];
+  if (detail::t_worker == &target) {
+    target.push_pinned(r);
+    if (target.polling_io)
+      target.loop->stay_awake();  // as in schedule()
+    return;
+  }
+  // ordering: the inbox push is a seq_cst CAS; wake_worker's lock then orders it against
+  // the target's park() (see there).
+  target.inbox.push(r);
+  p.wake_worker(target);
+}
 
 void thread_pool::yield(runnable* r) noexcept {
   detail::worker* w = detail::t_worker;

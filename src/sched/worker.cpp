@@ -1,6 +1,8 @@
 // A worker's loop: find work (see the order in pool_impl.hpp), run it, search, park.
 #include <sys/resource.h>
 
+#include <algorithm>
+
 #include <ctime>
 
 #include "sched/pool_impl.hpp"
@@ -227,7 +229,7 @@ void park(pool_impl& p, worker& w) {
   // searching while it was awake, and an earlier poll of the loop used up its wake-up)
   // must not be slept on: nobody else would wake us while that searcher is counted.
   // leave_sleepers() takes it over.
-  if (!p.has_visible_work() && !p.stopping.load(std::memory_order_seq_cst) &&
+  if (!p.has_visible_work() && !w.inbox.nonempty_seq_cst() && !p.stopping.load(std::memory_order_seq_cst) &&
       w.unparks.load(std::memory_order_acquire) == 0) {
     if (w.loop) {
       poll_io(p, w, true);  // sleeps in the ring: I/O, a timer, or notify() ends it
@@ -275,6 +277,22 @@ void pool_impl::notify_one() noexcept {
     num_searching.fetch_add(1, std::memory_order_seq_cst);
   }
   unpark(*workers[id]);
+}
+
+void pool_impl::wake_worker(worker& w) noexcept {
+  {
+    // The sleeper list's lock orders this check against park()'s registration: a worker
+    // registered before it is found here, one registering after re-checks its inbox.
+    std::lock_guard lock(sleepers_mutex);
+    auto it = std::find(sleepers.begin(), sleepers.end(), w.index);
+    if (it == sleepers.end())
+      return;
+    *it = sleepers.back();
+    sleepers.pop_back();
+    num_sleeping.fetch_sub(1, std::memory_order_seq_cst);
+    num_searching.fetch_add(1, std::memory_order_seq_cst);  // as notify_one: taken over on waking
+  }
+  unpark(w);
 }
 
 void pool_impl::unpark(worker& w) noexcept {
@@ -344,6 +362,8 @@ void pool_impl::worker_main(worker& w) {
       if (w.loop) {
         poll_io(*this, w, false);
         r = next_local(w);
+      } else if (w.inbox.maybe_nonempty()) {
+        r = w.pop_pinned();  // placed here by another thread (spawn_on)
       }
       if (r == nullptr)
         r = find_work(*this, w, round > 0);

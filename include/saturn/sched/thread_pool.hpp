@@ -13,6 +13,7 @@
 /// int v = pool.block_on(compute());               // from a non-worker thread
 /// pool.post([] { ... });                          // fire-and-forget callable
 /// auto h = pool.spawn(some_task());               // join_handle<T>
+/// auto g = pool.spawn_on(1, per_core_task());       // starts on worker 1, not stolen
 /// ```
 #pragma once
 
@@ -108,6 +109,23 @@ class thread_pool final : public scheduler {
     return spawn_in(m_root, std::move(t));
   }
 
+  /// Starts `t` on worker `worker` (0 <= worker < threads()) and returns its handle; any
+  /// thread. The task's first step, up to its first suspension, runs on that worker and
+  /// no other worker steals it before. After a suspension it continues by the usual
+  /// rules: in io mode with pool_options::pin_io_wakeups, a wake-up by that worker's loop
+  /// (its I/O, its timers) keeps it there, so a task that starts by awaiting I/O stays
+  /// on its worker. This is the placement a thread-per-core server gets by construction,
+  /// for one task per worker: a SO_REUSEPORT listener each, a per-core cache.
+  /// Throws std::out_of_range when `worker` is not below threads() (`t` is then
+  /// destroyed unstarted).
+  template <class T>
+  join_handle<T> spawn_on(unsigned worker, task<T> t) {
+    check_worker_index(worker, "spawn_on");
+    auto h = detail::prepare_spawn(m_root, t);
+    start_on(worker, &h.promise());
+    return join_handle<T>(h);
+  }
+
   /// Runs `fn()` on a worker, fire-and-forget; any thread. `fn` must not throw.
   template <class F>
   void post(F&& fn) {
@@ -136,12 +154,8 @@ class thread_pool final : public scheduler {
     }
     template <class T>
     join_handle<T> spawn(task<T> t) {
-      auto h = t.release();
-      auto& p = h.promise();
-      p.m_ctx = m_root;
-      p.m_join.store(detail::join_spawned, std::memory_order_relaxed);
-      p.m_fn = &detail::spawned_entry<typename task<T>::promise_type>;
-      submit(&p);
+      auto h = detail::prepare_spawn(*m_root, t);
+      submit(&h.promise());
       return join_handle<T>(h);
     }
 
@@ -164,6 +178,9 @@ class thread_pool final : public scheduler {
   pool_mode mode() const noexcept;
   /// Queues a runnable as a new unit of work (stealable); any thread.
   void spawn_runnable(runnable* r) noexcept;
+  /// Queues a runnable to run on worker `worker` only (see spawn_on); any thread. The
+  /// index must be below threads().
+  void start_on(unsigned worker, runnable* r) noexcept;
 
   // scheduler
   void schedule(runnable* r) noexcept override;
@@ -175,6 +192,8 @@ class thread_pool final : public scheduler {
 
  private:
   void run_blocking(std::function<void()> fn);
+  /// Throws std::out_of_range naming `op` when `worker` is not below threads().
+  void check_worker_index(unsigned worker, const char* op) const;
 
   std::unique_ptr<detail::pool_impl> m_impl;
   task_context m_root;

@@ -110,15 +110,25 @@ class [[nodiscard]] join_handle {
   std::coroutine_handle<promise_type> m_h{};
 };
 
-/// Starts `t` on the scheduler of `ctx` and returns its handle. Any thread.
+namespace detail {
+/// Takes `t`'s frame and makes it a spawned task of `ctx`, not yet queued: the caller
+/// hands the promise (a runnable) to a scheduler, then wraps the handle in a join_handle.
 template <class T>
-join_handle<T> spawn_in(task_context& ctx, task<T> t) {
+std::coroutine_handle<typename task<T>::promise_type> prepare_spawn(task_context& ctx, task<T>& t) noexcept {
   auto h = t.release();
   auto& p = h.promise();
   p.m_ctx = &ctx;
-  p.m_join.store(detail::join_spawned, std::memory_order_relaxed);
-  p.m_fn = &detail::spawned_entry<typename task<T>::promise_type>;
-  ctx.sched->spawn(&p);
+  p.m_join.store(join_spawned, std::memory_order_relaxed);
+  p.m_fn = &spawned_entry<typename task<T>::promise_type>;
+  return h;
+}
+}  // namespace detail
+
+/// Starts `t` on the scheduler of `ctx` and returns its handle. Any thread.
+template <class T>
+join_handle<T> spawn_in(task_context& ctx, task<T> t) {
+  auto h = detail::prepare_spawn(ctx, t);
+  ctx.sched->spawn(&h.promise());
   return join_handle<T>(h);
 }
 
