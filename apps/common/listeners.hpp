@@ -1,5 +1,6 @@
 // bind_listeners: the servers' listening sockets — one, or one SO_REUSEPORT listener per
-// worker (each worker then accepts its own connections; see worker_spread.hpp).
+// worker (each worker then accepts its own connections: the servers place each
+// listener's accept task on its worker with thread_pool::spawn_on).
 #pragma once
 
 #include <saturn/net.hpp>

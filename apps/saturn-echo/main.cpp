@@ -15,7 +15,6 @@
 #include <CLI/CLI.hpp>
 
 #include "listeners.hpp"
-#include "worker_spread.hpp"
 
 #include <atomic>
 #include <chrono>
@@ -39,10 +38,9 @@ saturn::task<void> echo_connection(saturn::net::tcp_stream s) {
   }
 }
 
-// With one SO_REUSEPORT listener per worker, each listener's accept loop runs on its own
-// worker (worker_spread.hpp).
-saturn::task<void> accept_loop(saturn::thread_pool& pool, saturn::net::tcp_listener listener, apps::worker_spread* spread) {
-  spread->arrive();
+// With one SO_REUSEPORT listener per worker, each listener's accept loop is placed on its
+// own worker (thread_pool::spawn_on), so its multishot accept lives in that worker's ring.
+saturn::task<void> accept_loop(saturn::thread_pool& pool, saturn::net::tcp_listener listener) {
   for (;;) {
     auto c = co_await listener.accept();
     if (!c) {
@@ -123,7 +121,6 @@ int main(int argc, char** argv) {
   po.spin_before_park_us = spin_us;
   po.pin_io_wakeups = !steal_io;
   const auto addr = saturn::net::address::loopback_v4(static_cast<std::uint16_t>(port));
-  apps::worker_spread spread;  // lifetime: declared before the pool, so it outlives every task
   {
     saturn::thread_pool pool(po);
     const unsigned listeners = accept_mode == "reuseport" ? pool.threads() : 1;
@@ -132,9 +129,13 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "saturn-echo: cannot listen on 127.0.0.1:%u: %s\n", port, bound.err().message().c_str());
       return 1;
     }
-    spread.expected = listeners;
-    for (auto& l : *bound)
-      (void)pool.spawn(accept_loop(pool, std::move(l), &spread));
+    for (unsigned i = 0; i < bound->size(); ++i) {
+      auto t = accept_loop(pool, std::move((*bound)[i]));
+      if (listeners == 1)
+        (void)pool.spawn(std::move(t));
+      else
+        (void)pool.spawn_on(i, std::move(t));
+    }
     int sig = 0;
     sigwait(&stop_set, &sig);
   }  // the pool cancels every operation, destroys every task, joins its workers

@@ -17,7 +17,6 @@
 #include <CLI/CLI.hpp>
 
 #include "listeners.hpp"
-#include "worker_spread.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -87,20 +86,17 @@ saturn::task<int> serve_one(saturn::http::server& srv, saturn::net::tcp_listener
 }
 
 // The pool's way (--accept): one listener, or one SO_REUSEPORT listener per worker with its
-// serve() on that worker (worker_spread.hpp), all on one server (one connection limit, one
-// stop).
+// serve() placed on that worker (thread_pool::spawn_on: its multishot accept goes to that
+// worker's ring and the connections it accepts start there), all on one server (one
+// connection limit, one stop).
 saturn::task<int> serve_pool(saturn::thread_pool& pool, saturn::http::server& srv,
                              std::vector<saturn::net::tcp_listener>& ls) {
-  apps::worker_spread spread;  // lifetime: every task below is joined before it goes
-  spread.expected = static_cast<unsigned>(ls.size());
-  auto on_its_worker = [](saturn::http::server* sv, saturn::net::tcp_listener* l,
-                          apps::worker_spread* sp) -> saturn::task<int> {
-    sp->arrive();
-    co_return co_await serve_one(*sv, *l);
-  };
   std::vector<saturn::join_handle<int>> hs;
-  for (auto& l : ls)
-    hs.push_back(pool.spawn(on_its_worker(&srv, &l, &spread)));
+  for (std::size_t i = 0; i < ls.size(); ++i) {
+    auto t = serve_one(srv, ls[i]);
+    hs.push_back(ls.size() == 1 ? pool.spawn(std::move(t))
+                                : pool.spawn_on(static_cast<unsigned>(i % pool.threads()), std::move(t)));
+  }
   int code = 0;
   for (auto& h : hs)
     code = std::max(code, co_await std::move(h));
