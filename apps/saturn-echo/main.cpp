@@ -6,7 +6,8 @@
 // connection. Each connection task receives through the loop's provided-buffer ring
 // (multishot receive: no SQE per message, no buffer per idle connection) and sends the
 // bytes straight back from the buffer they arrived in (nothing copied, nothing allocated
-// per message). SIGTERM/SIGINT stop it cleanly: the pool cancels all I/O and joins.
+// per message). It raises its soft RLIMIT_NOFILE to the hard limit at start (one
+// descriptor per connection). SIGTERM/SIGINT stop it cleanly: the pool cancels all I/O and joins.
 // Exit status: 0 after SIGTERM/SIGINT, 1 when the port cannot be bound, 2 on a bad
 // command line (an out-of-range value is refused, never wrapped or clamped).
 #include <saturn/net.hpp>
@@ -15,6 +16,7 @@
 #include <CLI/CLI.hpp>
 
 #include "listeners.hpp"
+#include "nofile.hpp"
 
 #include <atomic>
 #include <chrono>
@@ -103,6 +105,8 @@ int main(int argc, char** argv) {
     const int code = app.exit(e);  // prints the help, or the error and a hint
     return code == 0 ? 0 : 2;       // CLI11's own codes (104-113) are not the usage convention
   }
+
+  (void)apps::raise_nofile();  // one descriptor per connection: take what the hard limit allows
 
   // Block the stop signals before any worker starts, so only sigwait below sees them.
   sigset_t stop_set;

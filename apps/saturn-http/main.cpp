@@ -6,7 +6,7 @@
 //   other methods on those paths → 405 with Allow; a method nobody knows → 501;
 //   OPTIONS * → 200 with Allow; anything else → 404
 // Runs on a thread_pool in io mode with --threads workers, one SO_REUSEPORT listener per
-// worker by default (--accept).
+// worker by default (--accept). Raises its soft RLIMIT_NOFILE to the hard limit at start.
 #include <saturn/http/server.hpp>
 #include <saturn/net/address.hpp>
 #include <saturn/sched/thread_pool.hpp>
@@ -17,6 +17,7 @@
 #include <CLI/CLI.hpp>
 
 #include "listeners.hpp"
+#include "nofile.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -146,6 +147,15 @@ int main(int argc, char** argv) {
     const int code = app.exit(e);  // prints the help, or the error and a hint
     return code == 0 ? 0 : 2;       // CLI11's own codes (10x) are not the usage convention
   }
+  // Connections need descriptors: take what the hard limit allows, and say so when even
+  // that is below the connection limit (accepting then also pauses at the descriptor
+  // limit, with one log line, rather than at --max-connections).
+  const std::int64_t nofile = apps::raise_nofile();
+  if (static_cast<std::int64_t>(opts.max_connections) + 64 > nofile)
+    std::fprintf(stderr,
+                 "saturn-http: --max-connections %zu is more than RLIMIT_NOFILE (%lld descriptors) allows; raise "
+                 "the hard limit (ulimit -Hn) to hold that many\n",
+                 opts.max_connections, static_cast<long long>(nofile));
   opts.direct_send = !ring_send;
   opts.header_timeout = std::chrono::milliseconds(header_ms);
   opts.idle_timeout = std::chrono::milliseconds(idle_ms);

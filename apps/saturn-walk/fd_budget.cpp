@@ -1,29 +1,15 @@
 // The descriptor plan of a walk (fd_budget.hpp).
 #include "fd_budget.hpp"
 
+#include "nofile.hpp"
+
 #include <dirent.h>
-#include <sys/resource.h>
 
 #include <algorithm>
 #include <cstdlib>
 
 namespace walk {
 namespace {
-
-/// The soft RLIMIT_NOFILE after raising it to the hard limit.
-std::int64_t raise_fd_limit() noexcept {
-  struct ::rlimit rl;
-  if (::getrlimit(RLIMIT_NOFILE, &rl) != 0)
-    return 1024;
-  if (rl.rlim_cur < rl.rlim_max) {
-    const ::rlim_t want = rl.rlim_max;
-    rl.rlim_cur = want;
-    if (::setrlimit(RLIMIT_NOFILE, &rl) != 0)
-      ::getrlimit(RLIMIT_NOFILE, &rl);
-  }
-  constexpr ::rlim_t k_big = ::rlim_t{1} << 30;  // RLIM_INFINITY, or more than we would use
-  return static_cast<std::int64_t>(std::min(rl.rlim_cur, k_big));
-}
 
 /// Descriptors open now below `limit` (the ones that take numbers a new one could get),
 /// counted in /proc/self/fd; without /proc, a guess: stdin, stdout, stderr and a few.
@@ -46,7 +32,7 @@ std::int64_t open_descriptors(std::int64_t limit) noexcept {
 }  // namespace
 
 fd_plan plan_descriptors(unsigned threads, std::int64_t shared_per_worker, unsigned reserved) {
-  const std::int64_t limit = raise_fd_limit();
+  const std::int64_t limit = apps::raise_nofile();
   const std::int64_t spare = std::max<std::int64_t>(0, limit - open_descriptors(limit) - reserved);
   const std::int64_t t = std::max(1u, threads);
   fd_plan plan;
