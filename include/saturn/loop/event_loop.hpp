@@ -92,6 +92,12 @@ class event_loop {
   /// Cancels every in-flight operation and waits for its CQE (completions are delivered,
   /// with -ECANCELED where the cancel won), so the kernel writes no buffer after this
   /// returns. Queued runnables and armed timers are discarded (run_mode::discard).
+  /// After the ring is closed the kernel interrupts this thread once, some milliseconds
+  /// later (io_uring's exit work removes the thread's ring context with a task_work sent
+  /// as TWA_SIGNAL; raw liburing does the same). Calls the kernel restarts do not notice;
+  /// a blocking call it cannot restart (a socket receive with SO_RCVTIMEO, poll,
+  /// epoll_wait, select) made on this thread in that window fails once with EINTR:
+  /// retry it.
   ~event_loop();
   event_loop(const event_loop&) = delete;
   event_loop& operator=(const event_loop&) = delete;

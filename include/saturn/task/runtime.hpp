@@ -29,7 +29,9 @@ struct runtime_options {
 /// Threading: construct, block_on and destroy on one thread. spawn() may be called from
 /// any thread (the task is handed over lock-free and runs on the runtime's thread).
 /// Destroying the runtime cancels in-flight I/O, waits for it, and destroys every task
-/// still suspended; join handles to unfinished tasks then report task_abandoned.
+/// still suspended; join handles to unfinished tasks then report task_abandoned. Like any
+/// io_uring user's, the ring's close interrupts the thread once a few milliseconds later:
+/// a blocking call with a timeout made then may fail once with EINTR (see ~event_loop).
 class runtime final : public scheduler {
  public:
   explicit runtime(const runtime_options& opts = {});
