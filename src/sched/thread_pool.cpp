@@ -239,6 +239,12 @@ bool thread_pool::on_worker_thread() const noexcept {
   return detail::t_worker != nullptr && detail::t_worker->pool == m_impl.get();
 }
 
+std::optional<unsigned> thread_pool::worker_index() const noexcept {
+  if (!on_worker_thread())
+    return std::nullopt;
+  return detail::t_worker->index;
+}
+
 unsigned thread_pool::threads() const noexcept { return static_cast<unsigned>(m_impl->workers.size()); }
 pool_mode thread_pool::mode() const noexcept { return m_impl->opts.mode; }
 

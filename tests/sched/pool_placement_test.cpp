@@ -1,7 +1,8 @@
 // thread_pool::spawn_on: a placed task starts on its worker (from outside and from any
 // worker), waits for that worker rather than being stolen, wakes it when it sleeps, stays
 // there across its own ring's wake-ups (io mode), and is destroyed once, never started,
-// when the pool goes first. A bad index throws and destroys the task.
+// when the pool goes first. A bad index throws and destroys the task. worker_index names
+// the worker a task runs on.
 // Every parameterized test runs in both modes (io, cpu_bound) with 1, 2 and 4 workers unless
 // it needs an event loop. Oracle: the OS thread id each task reports.
 #include "sched/pool_test_support.hpp"
@@ -68,6 +69,22 @@ TEST_P(pool_placement, each_task_starts_on_the_worker_it_was_placed_on) {
     outer.push_back(pool.spawn_on(i, from_inside(&pool, tids, rounds)));
   for (auto& h : outer)
     EXPECT_EQ(join(pool, h), 0u) << "tasks placed from a worker started on another worker";
+}
+
+TEST_P(pool_placement, worker_index_names_the_worker_a_task_was_placed_on) {
+  thread_pool pool(options_for(GetParam()));
+  thread_pool other(options_for(GetParam()));
+  EXPECT_FALSE(pool.worker_index().has_value()) << "the test's thread is no worker";
+  for (unsigned i = 0; i < pool.threads(); ++i) {
+    auto probe = [](thread_pool* p, thread_pool* q) -> task<int> {
+      const auto mine = p->worker_index();
+      if (q->worker_index().has_value())
+        co_return -2;  // a worker of one pool is not a worker of another
+      co_return mine ? static_cast<int>(*mine) : -1;
+    };
+    auto h = pool.spawn_on(i, probe(&pool, &other));
+    EXPECT_EQ(join(pool, h), static_cast<int>(i));
+  }
 }
 
 TEST_P(pool_placement, placed_tasks_wait_for_a_busy_worker_instead_of_moving) {

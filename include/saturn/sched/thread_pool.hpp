@@ -174,6 +174,10 @@ class thread_pool final : public scheduler {
   unsigned threads() const noexcept;
   /// True when the calling thread is one of this pool's workers.
   bool on_worker_thread() const noexcept;
+  /// The index (0 to threads() - 1, as spawn_on takes it) of the worker calling, or
+  /// nothing on a thread that is not one of this pool's workers. A task may move between
+  /// workers at its suspensions, so the answer holds until the task's next co_await.
+  std::optional<unsigned> worker_index() const noexcept;
   /// The mode the pool was built in.
   pool_mode mode() const noexcept;
   /// Queues a runnable as a new unit of work (stealable); any thread.
