@@ -25,6 +25,7 @@
 #include <saturn/sync/detail/spin_lock.hpp>
 #include <sched.h>
 
+#include <algorithm>
 #include <condition_variable>
 #include <deque>
 #include <latch>
@@ -72,7 +73,7 @@ struct worker {
   std::unique_ptr<event_loop> loop;  // io mode; created and destroyed on the worker thread
   std::atomic<event_loop*> loop_ptr{nullptr};
   bool searching = false;
-  bool polling_io = false;       // owner only: inside poll_io (completions being dispatched)
+  bool polling_io = false;       // owner only: dispatching its loop's wake-ups (poll_io, fire_timers)
   bool notify_deferred = false;  // owner only: a wake during poll_io skipped its notify
   /// Unparks not yet taken over by this worker: each notify_one that popped it counted it
   /// in num_searching once. A count, not a flag: a worker can be popped again (after it
@@ -177,6 +178,17 @@ struct pool_impl {
     notify_one();
   }
   void unpark(worker& w) noexcept;
+  /// Takes worker `index` out of the sleeper list if it is there (one fewer sleeping);
+  /// whether it was. The caller holds sleepers_mutex.
+  bool remove_sleeper_locked(unsigned index) noexcept {
+    auto it = std::find(sleepers.begin(), sleepers.end(), index);
+    if (it == sleepers.end())
+      return false;
+    *it = sleepers.back();
+    sleepers.pop_back();
+    num_sleeping.fetch_sub(1, std::memory_order_seq_cst);
+    return true;
+  }
   /// Wakes `w` if it sleeps (work was placed in its inbox). A worker not in the sleeper
   /// list is awake, or sees its inbox when it re-checks after registering (park()).
   void wake_worker(worker& w) noexcept;

@@ -1,8 +1,6 @@
 // A worker's loop: find work (see the order in pool_impl.hpp), run it, search, park.
 #include <sys/resource.h>
 
-#include <algorithm>
-
 #include <ctime>
 
 #include "sched/pool_impl.hpp"
@@ -165,14 +163,7 @@ void end_search(pool_impl& p, worker& w) noexcept {
 void leave_sleepers(pool_impl& p, worker& w) noexcept {
   {
     std::lock_guard lock(p.sleepers_mutex);
-    for (std::size_t i = 0; i < p.sleepers.size(); ++i) {
-      if (p.sleepers[i] == w.index) {
-        p.sleepers[i] = p.sleepers.back();
-        p.sleepers.pop_back();
-        p.num_sleeping.fetch_sub(1, std::memory_order_seq_cst);
-        break;
-      }
-    }
+    (void)p.remove_sleeper_locked(w.index);
   }
   // Unparked: each unparker counted us as searching once. We search for one of them; the
   // others' counts go back.
@@ -284,12 +275,8 @@ void pool_impl::wake_worker(worker& w) noexcept {
     // The sleeper list's lock orders this check against park()'s registration: a worker
     // registered before it is found here, one registering after re-checks its inbox.
     std::lock_guard lock(sleepers_mutex);
-    auto it = std::find(sleepers.begin(), sleepers.end(), w.index);
-    if (it == sleepers.end())
+    if (!remove_sleeper_locked(w.index))
       return;
-    *it = sleepers.back();
-    sleepers.pop_back();
-    num_sleeping.fetch_sub(1, std::memory_order_seq_cst);
     num_searching.fetch_add(1, std::memory_order_seq_cst);  // as notify_one: taken over on waking
   }
   unpark(w);
