@@ -133,13 +133,8 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "saturn-echo: cannot listen on 127.0.0.1:%u: %s\n", port, bound.err().message().c_str());
       return 1;
     }
-    for (unsigned i = 0; i < bound->size(); ++i) {
-      auto t = accept_loop(pool, std::move((*bound)[i]));
-      if (listeners == 1)
-        (void)pool.spawn(std::move(t));
-      else
-        (void)pool.spawn_on(i, std::move(t));
-    }
+    for (unsigned i = 0; i < bound->size(); ++i)  // listener i's accept loop on worker i
+      (void)pool.spawn_on(i, accept_loop(pool, std::move((*bound)[i])));
     int sig = 0;
     sigwait(&stop_set, &sig);
   }  // the pool cancels every operation, destroys every task, joins its workers

@@ -93,11 +93,8 @@ saturn::task<int> serve_one(saturn::http::server& srv, saturn::net::tcp_listener
 saturn::task<int> serve_pool(saturn::thread_pool& pool, saturn::http::server& srv,
                              std::vector<saturn::net::tcp_listener>& ls) {
   std::vector<saturn::join_handle<int>> hs;
-  for (std::size_t i = 0; i < ls.size(); ++i) {
-    auto t = serve_one(srv, ls[i]);
-    hs.push_back(ls.size() == 1 ? pool.spawn(std::move(t))
-                                : pool.spawn_on(static_cast<unsigned>(i % pool.threads()), std::move(t)));
-  }
+  for (unsigned i = 0; i < ls.size(); ++i)  // listener i's serve() on worker i
+    hs.push_back(pool.spawn_on(i, serve_one(srv, ls[i])));
   int code = 0;
   for (auto& h : hs)
     code = std::max(code, co_await std::move(h));
