@@ -11,7 +11,8 @@ short reason. The rules follow BENCH-CONTRACT.md and what the peer programs prin
   ring   checksum == N * LAPS of the rung that was asked for
   walk   printed files / directories == the expected counts (checked in walk.py)
   echo   msgs > 0 (echo-load itself exits non-zero on any wrong byte)
-  http   errors == 0 and non2xx == 0
+  http   errors == 0 and non2xx == 0; delay: the fastest response (min_us) took at least
+         delay_ms (no answer early)
 """
 
 from __future__ import annotations
@@ -96,6 +97,25 @@ def check_http(rec: dict, ctx: dict) -> str | None:
             return f"{key} = {v} (must be 0)"
     if not _int(rec, "rps"):
         return "no requests answered"
+    if rec.get("scenario") == "delay":
+        return check_not_early(rec)
+    return None
+
+
+def check_not_early(rec: dict) -> str | None:
+    """GET /delay/{ms} must answer "after at least ms milliseconds" (BENCH-CONTRACT.md).
+    No client sees a response before the server sent it, so a fastest latency (min_us,
+    added by bench/http/wrk-min-latency) under the delay means some answer came early.
+    Records without min_us (another wrk) are not judged on this."""
+    fastest = rec.get("min_us")
+    if fastest is None:
+        return None
+    delay_ms = rec.get("delay_ms")
+    if not is_number(delay_ms) or not is_number(fastest):
+        return f"delay record without a numeric delay_ms / min_us ({delay_ms!r}, {fastest!r})"
+    if fastest < delay_ms * 1000:
+        return (f"answered early: the fastest response took {fastest:.0f} µs, "
+                f"/delay/{delay_ms:g} must take at least {delay_ms * 1000:.0f} µs")
     return None
 
 

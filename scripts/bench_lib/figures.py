@@ -21,7 +21,7 @@ UNITS = {
     "spawn_ns_per_proc": "spawn ns/proc", "bytes_per_task": "B/task", "peak_rss_kib": "peak RSS KiB",
     "p50_us": "p50 µs", "p95_us": "p95 µs", "p99_us": "p99 µs", "p999_us": "p99.9 µs",
     "wall_s": "wall s", "server_cpu_us_per_msg": "server CPU µs/msg",
-    "server_cpu_us_per_req": "server CPU µs/req",
+    "server_cpu_us_per_req": "server CPU µs/req", "min_us": "fastest µs",
     "sys_getdents64": "getdents64", "sys_openat": "openat(2)", "sys_futex": "futex",
     "sys_sched_yield": "sched_yield",
 }
