@@ -18,7 +18,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <stdexcept>
+#include <functional>
 #include <string>
+#include <system_error>
+#include <thread>
 
 #include "sched/pool_impl.hpp"
 
@@ -106,28 +109,43 @@ thread_pool::thread_pool(const pool_options& opts) : m_impl(std::make_unique<det
   // there is reported here, on the constructing thread.
   std::latch started(n);
   std::vector<std::exception_ptr> errors(n);
+  const auto run_worker = [this, &p, &started, &errors](detail::worker& w, unsigned i) {
+    set_current(this);
+    try {
+      if (p.opts.mode == pool_mode::io) {
+        w.loop = std::make_unique<event_loop>(p.opts.loop);
+        w.loop->add_keep_alive();
+        w.loop_ptr.store(w.loop.get(), std::memory_order_release);
+      }
+    } catch (...) {
+      errors[i] = std::current_exception();
+    }
+    const bool ok = !errors[i];
+    started.count_down();
+    if (!ok) {
+      p.drained->count_down();
+      p.released->wait();
+      return;
+    }
+    p.worker_main(w);
+  };
   for (unsigned i = 0; i < n; ++i) {
     detail::worker& w = *p.workers[i];
-    w.thread = std::thread([this, &p, &w, &started, &errors, i] {
-      set_current(this);
-      try {
-        if (p.opts.mode == pool_mode::io) {
-          w.loop = std::make_unique<event_loop>(p.opts.loop);
-          w.loop->add_keep_alive();
-          w.loop_ptr.store(w.loop.get(), std::memory_order_release);
-        }
-      } catch (...) {
-        errors[i] = std::current_exception();
-      }
-      const bool ok = !errors[i];
-      started.count_down();
-      if (!ok) {
+    try {
+      w.thread = std::thread(run_worker, std::ref(w), i);
+    } catch (const std::system_error& e) {
+      // The OS refused a thread (RLIMIT_NPROC, memory): the workers already running must
+      // be stopped and joined before this constructor throws, or their std::thread objects
+      // would terminate the process. The ones never started count themselves out here.
+      errors[i] = std::make_exception_ptr(std::system_error(
+          e.code(), "saturn: thread_pool: cannot start worker thread " + std::to_string(i + 1) + " of " +
+                        std::to_string(n) + " (raise the process limit, ulimit -u, or ask for fewer threads)"));
+      for (unsigned j = i; j < n; ++j) {
+        started.count_down();
         p.drained->count_down();
-        p.released->wait();
-        return;
       }
-      p.worker_main(w);
-    });
+      break;
+    }
   }
   started.wait();
   for (auto& e : errors) {
@@ -138,7 +156,8 @@ thread_pool::thread_pool(const pool_options& opts) : m_impl(std::make_unique<det
       p.drained->wait();
       p.released->count_down();
       for (auto& w : p.workers)
-        w->thread.join();
+        if (w->thread.joinable())
+          w->thread.join();
       std::rethrow_exception(e);
     }
   }
