@@ -95,8 +95,9 @@ parse_status request_parser::find_head_end(const char* data, std::size_t len) no
         m_scan = i;
         return parse_status::incomplete;
       }
-      if (data[i + 2] == '\n')
-        end = i + 3;
+      if (data[i + 2] != '\n')
+        return fail_unparsed(data, len, 400, "bare CR in the header section");  // RFC 9112 §2.2
+      end = i + 3;
     }
     if (m_line_count == max_header_fields + 1)
       return fail_unparsed(data, len, 431, "too many header fields");
@@ -109,13 +110,26 @@ parse_status request_parser::find_head_end(const char* data, std::size_t len) no
   }
   if (m_head_len == 0) {
     if (len >= m_start + m_limits.max_head)
-      return fail_unparsed(data, len, 431, "request header section too large");
+      return fail_head_too_large(data, len);
     m_scan = limit;
     return parse_status::incomplete;
   }
   if (m_head_len - m_start > m_limits.max_head)
-    return fail_unparsed(data, len, 431, "request header section too large");
+    return fail_head_too_large(data, len);
   return parse_status::complete;
+}
+
+// Past max_head: 431 for the header fields, unless the request line itself is what does
+// not fit (no line end yet): RFC 9112 §3 asks for 414 when the request-target is too
+// long, and 501 when the method is longer than any this server implements.
+parse_status request_parser::fail_head_too_large(const char* data, std::size_t len) noexcept {
+  if (m_line_count == 0) {
+    const std::size_t end = len < m_start + m_limits.max_head ? len : m_start + m_limits.max_head;
+    if (std::memchr(data + m_start, ' ', end - m_start) == nullptr)
+      return fail_unparsed(data, len, 501, "method too long");
+    return fail_unparsed(data, len, 414, "request-target too long");
+  }
+  return fail_unparsed(data, len, 431, "request header section too large");
 }
 
 // An error found before the request line was parsed (the header section is too large):

@@ -74,7 +74,7 @@ run parse_stream(const std::uint8_t* data, std::size_t size, const std::vector<s
           break;
       } else if (s == parse_status::error) {
         int st = p.error_status();
-        check(st == 400 || st == 413 || st == 431 || st == 501 || st == 505, "unexpected error status");
+        check(st == 400 || st == 413 || st == 414 || st == 431 || st == 501 || st == 505, "unexpected error status");
         out.error = st;
         return out;
       } else {

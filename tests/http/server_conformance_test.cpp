@@ -101,7 +101,7 @@ TEST(http_conformance, error_answers_to_head_have_no_body) {
                          probe{"HEAD /plaintext HTTP/1.1\r\nHost: a b\r\n\r\n", 400},
                          probe{"HEAD /plain#x HTTP/1.1\r\nHost: t\r\n\r\n", 400},
                          probe{"HEAD /plaintext HTTP/1.1\r\nHost: t\r\nContent-Length: 5000\r\n\r\n", 413},
-                         probe{"HEAD /" + std::string(9000, 'a') + " HTTP/1.1\r\nHost: t\r\n\r\n", 431},
+                         probe{"HEAD /" + std::string(9000, 'a') + " HTTP/1.1\r\nHost: t\r\n\r\n", 414},
                          probe{fields + "\r\n", 431},
                          probe{"HEAD /plaintext HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: gzip, chunked\r\n\r\n", 501},
                          probe{"HEAD /plaintext HTTP/2.0\r\nHost: t\r\n\r\n", 505}}) {

@@ -72,7 +72,7 @@ TEST(http_server, limits_and_bad_input_answer_then_close) {
   saturn::http::server_options o;
   o.limits.max_body = 1024;
   test_server srv(o);
-  expect_answer_then_close(srv.port(), "GET /" + std::string(9000, 'a') + " HTTP/1.1\r\nHost: t\r\n\r\n", 431);
+  expect_answer_then_close(srv.port(), "GET /" + std::string(9000, 'a') + " HTTP/1.1\r\nHost: t\r\n\r\n", 414);
   std::string big_head = "GET / HTTP/1.1\r\nHost: t\r\n";
   while (big_head.size() < 9000)
     big_head += "X-Filler: " + std::string(100, 'f') + "\r\n";

@@ -84,6 +84,8 @@ class request_parser {
 
   parse_status fail(int status, const char* reason) noexcept;
   parse_status fail_unparsed(const char* data, std::size_t len, int status, const char* reason) noexcept;
+  /// Past max_head: 431, or 414 / 501 while the request line itself does not fit.
+  parse_status fail_head_too_large(const char* data, std::size_t len) noexcept;
   parse_status find_head_end(const char* data, std::size_t len) noexcept;
   parse_status parse_head(const char* data) noexcept;
   parse_status parse_request_line(const char* line, std::size_t n) noexcept;
