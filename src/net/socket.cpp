@@ -206,7 +206,7 @@ task<result<int>> listener_base::accept_fd() {
     result<int> r = errno_error(-EBADF, m_what);
     if (m_opts.multishot) {
       if (m_src == nullptr)
-        m_src = new multishot_source(multishot_source::kind::accept, m_fd, ~0u);
+        m_src = new multishot_source(multishot_source::kind::accept, m_fd, m_opts.accept_queue < 2 ? 2u : m_opts.accept_queue);
       ms_await aw(m_src);
       ms_item it = co_await aw;
       r = it.res >= 0 ? result<int>(it.res) : result<int>(errno_error(it.res, m_what));

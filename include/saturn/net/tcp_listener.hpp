@@ -28,6 +28,14 @@ struct listen_options {
   bool nodelay = true;             ///< TCP_NODELAY on every accepted TCP socket
   bool multishot = true;           ///< keep one multishot accept armed (else one accept SQE per call)
   bool retry_fd_exhaustion = true; ///< back off and retry on EMFILE/ENFILE/ENOBUFS/ENOMEM instead of returning them
+  /// Multishot only: connections the kernel has accepted that wait for accept() to take
+  /// them. At this many the multishot accept is cancelled, and re-armed once accept() has
+  /// taken half of them, so a consumer that stops calling accept() (a server at its
+  /// connection limit) stops taking descriptors and the kernel's listen backlog holds the
+  /// rest. A burst that is in the backlog already when the queue fills is still accepted
+  /// whole (the kernel's multishot accept drains the backlog before the cancel lands): for
+  /// a hard bound, listen with `multishot = false` (one accept per call).
+  unsigned accept_queue = 64;
 };
 
 namespace detail {

@@ -57,7 +57,8 @@ class multishot_source final : public operation, private loop_exit_hook {
  public:
   enum class kind : std::uint8_t { recv, accept };
 
-  /// `limit`: queued items at which a receive pauses (accept: unbounded).
+  /// `limit`: queued items at which the multishot operation pauses (cancelled, re-armed
+  /// once the consumer has taken half); a receive's bounds its buffers, an accept's its fds.
   multishot_source(kind k, int fd, unsigned limit) noexcept;
 
   /// The loop this source lives on, binding it to `cur` on first use.
