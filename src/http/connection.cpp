@@ -2,7 +2,8 @@
 //
 //   loop: parse every complete request in the buffer → run its handler (a coroutine,
 //         awaited in order) → serialize its response into `out`;
-//         send `out` in one send (a pipelined batch is coalesced into one write);
+//         send `out` in one send (a pipelined batch is coalesced into one write; a send
+//         that must wait for room is marked `sending` for the sweeper's send timeout);
 //         mark idle / reading for the sweeper; read (one recv, or a multishot receive).
 //
 // Requests are handled one at a time, so the request's views into the buffer stay valid
@@ -152,12 +153,21 @@ task<void> server::serve_connection(net::tcp_stream s) {
           break;
         done = n > 0 ? static_cast<std::size_t>(n) : 0;
       }
-      if (done < out.size()) {
-        auto send = s.send(bytes_of(out).subspan(done));
+      // The rest waits for room, one send at a time: each that moves bytes restarts the
+      // send timeout, so only a client that stops reading is closed by it.
+      bool failed = false;
+      while (done < out.size()) {
+        entry.set(detail::conn_state::sending, detail::coarse_now_ms());
+        auto send = s.send_some(bytes_of(out).subspan(done));
         auto sent = co_await send;
-        if (!sent)
+        if (!sent || *sent == 0) {
+          failed = true;
           break;
+        }
+        done += *sent;
       }
+      if (failed)
+        break;
       out.clear();
     }
     if (!open)

@@ -21,7 +21,22 @@ inline std::int64_t coarse_now_ms() noexcept {
   return static_cast<std::int64_t>(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
 }
 
-enum class conn_state : std::uint8_t { idle, reading, busy, closing };
+/// idle: waiting for a request; reading: a request began; busy: its handler runs;
+/// sending: a response waits for room in the socket (since its last progress); closing:
+/// shut down by the sweeper.
+enum class conn_state : std::uint8_t { idle, reading, busy, sending, closing };
+
+/// The deadlines a sweep enforces, in ms of coarse_now_ms (a timeout of 0: at once).
+struct sweep_limits {
+  std::int64_t header_ms;
+  std::int64_t idle_ms;
+  std::int64_t send_ms;
+  /// Stopping: every idle or reading connection goes at once, a busy or sending one once
+  /// it has been so for `grace_ms` since `stop_ms`.
+  bool stopping = false;
+  std::int64_t stop_ms = 0;
+  std::int64_t grace_ms = 0;
+};
 
 /// One connection's entry; lives in the connection task's frame.
 struct conn_entry {
@@ -64,14 +79,19 @@ struct connection_registry {
     e->next->prev = e->prev;
     count.fetch_sub(1, std::memory_order_relaxed);
   }
-  /// Shuts down connections past their deadline (all of them when `all`).
-  void sweep(std::int64_t now, std::int64_t header_ms, std::int64_t idle_ms, bool all) {
+  /// Shuts down connections past their deadline.
+  void sweep(std::int64_t now, const sweep_limits& l) {
     std::lock_guard lock(mutex);
     for (conn_entry* e = head.next; e != &head; e = e->next) {
       conn_state s = e->state.load(std::memory_order_relaxed);
+      if (s == conn_state::closing)
+        continue;
       std::int64_t age = now - e->since_ms.load(std::memory_order_relaxed);
-      bool expired = (s == conn_state::reading && age >= header_ms) || (s == conn_state::idle && age >= idle_ms);
-      if (all || (expired && s != conn_state::closing)) {
+      bool expired = (s == conn_state::reading && age >= l.header_ms) || (s == conn_state::idle && age >= l.idle_ms) ||
+                     (s == conn_state::sending && age >= l.send_ms);
+      if (l.stopping)
+        expired = expired || s == conn_state::idle || s == conn_state::reading || now - l.stop_ms >= l.grace_ms;
+      if (expired) {
         e->state.store(conn_state::closing, std::memory_order_relaxed);
         ::shutdown(e->fd, SHUT_RDWR);
       }

@@ -27,32 +27,53 @@ server::~server() = default;
 std::size_t server::connections() const noexcept { return m_registry->count.load(std::memory_order_relaxed); }
 
 void server::stop() noexcept {
-  m_stopping.store(true, std::memory_order_release);
   // A pending accept ends when its listening socket is shut down (EINVAL); the listener
   // itself stays owned (and is closed) by the caller.
   {
     // lifetime: serve() removes its listener's fd under this mutex before its caller may
     // close the listener, so every descriptor shut down here is still a listener's.
     std::lock_guard lock(m_registry->mutex);
+    m_stopping.store(true, std::memory_order_release);
     for (int fd : m_listen_fds)
       ::shutdown(fd, SHUT_RDWR);
   }
-  // Cancel the handlers in flight (their awaits end with operation_canceled), then shut
-  // every socket down: a connection ends at its next send or read, whichever it reaches.
+  begin_stop();
+}
+
+void server::begin_stop() noexcept {
+  std::int64_t expected = 0;
+  const std::int64_t now = detail::coarse_now_ms();
+  // ordering: relaxed; only the sweeps read it, on this thread or after the stop token.
+  m_stop_ms.compare_exchange_strong(expected, now == 0 ? 1 : now, std::memory_order_relaxed);
+  m_stopping.store(true, std::memory_order_release);
+  // Cancel the handlers in flight (their awaits end with operation_canceled; what they
+  // answer is still sent), then shut down every connection that waits for a request: it
+  // ends at its pending read. Busy ones follow within stop_grace (sweep_now).
   m_stop.request_stop();
-  m_registry->sweep(detail::coarse_now_ms(), 0, 0, true);
+  sweep_now(detail::coarse_now_ms());
+}
+
+void server::sweep_now(std::int64_t now) noexcept {
+  detail::sweep_limits l{m_opts.header_timeout.count(), m_opts.idle_timeout.count(), m_opts.send_timeout.count()};
+  // ordering: relaxed; see begin_stop.
+  if (const std::int64_t stop_ms = m_stop_ms.load(std::memory_order_relaxed); stop_ms != 0) {
+    l.stopping = true;
+    l.stop_ms = stop_ms;
+    l.grace_ms = m_opts.stop_grace.count();
+  }
+  m_registry->sweep(now, l);
 }
 
 // The sweeper wakes a few times per shortest timeout (at least every second, at most
 // every 10 ms), so a timeout is enforced within about a quarter of its length.
 task<void> server::sweep() {
-  auto shortest = std::min(m_opts.header_timeout, m_opts.idle_timeout);
+  auto shortest = std::min({m_opts.header_timeout, m_opts.idle_timeout, m_opts.send_timeout});
   auto tick = std::clamp(shortest / 4, std::chrono::milliseconds(10), std::chrono::milliseconds(1000));
   while (!m_stopping.load(std::memory_order_acquire)) {
     auto r = co_await sleep_for(tick);
     if (!r)
       break;
-    m_registry->sweep(detail::coarse_now_ms(), m_opts.header_timeout.count(), m_opts.idle_timeout.count(), false);
+    sweep_now(detail::coarse_now_ms());
   }
 }
 
@@ -101,16 +122,16 @@ task<result<void>> server::serve(net::tcp_listener& listener) {
     }
     spawn_in(root, serve_connection(std::move(*accepted))).detach();
   }
-  m_stopping.store(true, std::memory_order_release);
-  m_stop.request_stop();
+  begin_stop();
   {
     std::lock_guard lock(m_registry->mutex);
     m_listen_fds.erase(std::find(m_listen_fds.begin(), m_listen_fds.end(), listener.fd()));
   }
   // Close every connection and wait until all have ended (each ends within one round trip
-  // of its ring once its socket is shut down).
+  // of its ring once its socket is shut down; a busy one once its answer left, or when
+  // stop_grace is over).
   while (connections() > 0) {
-    m_registry->sweep(detail::coarse_now_ms(), 0, 0, true);
+    sweep_now(detail::coarse_now_ms());
     auto s = sleep_for(std::chrono::milliseconds(1));
     (void)co_await s;
   }

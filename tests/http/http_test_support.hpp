@@ -58,7 +58,9 @@ inline saturn::task<response> delay(const request&, const route_params& p) {
 class test_server {
  public:
   /// `listeners` > 1: that many SO_REUSEPORT listeners on one port, one serve() each.
-  explicit test_server(saturn::http::server_options opts = {}, unsigned threads = 2, unsigned listeners = 1)
+  /// `multishot_accept`: listen_options::multishot.
+  explicit test_server(saturn::http::server_options opts = {}, unsigned threads = 2, unsigned listeners = 1,
+                       bool multishot_accept = true)
       : m_pool({.threads = threads, .mode = saturn::pool_mode::io}) {
     std::signal(SIGPIPE, SIG_IGN);
     m_routes.get("/plaintext", plaintext);
@@ -67,7 +69,7 @@ class test_server {
     m_routes.add("POST", "/echo", echo);
     m_server.emplace(m_routes, std::move(opts));
     for (unsigned i = 0; i < listeners; ++i) {
-      auto l = saturn::net::tcp_listener::bind(saturn::net::address::loopback_v4(m_port), {.reuse_port = listeners > 1});
+      auto l = saturn::net::tcp_listener::bind(saturn::net::address::loopback_v4(m_port), {.reuse_port = listeners > 1, .multishot = multishot_accept});
       if (!l)
         throw std::runtime_error("test_server: " + l.err().message());
       m_port = l->local_address()->port();

@@ -7,7 +7,13 @@
 
 #include <gtest/gtest.h>
 
+#include <poll.h>
+#include <sys/socket.h>
+
+#include <filesystem>
+#include <memory>
 #include <thread>
+#include <vector>
 
 using namespace std::chrono_literals;
 using http_test::client;
@@ -297,5 +303,75 @@ TEST(http_server, stop_cancels_a_handler_in_flight) {
   EXPECT_LT(took, 2s) << "serve() returned "
                       << std::chrono::duration_cast<std::chrono::milliseconds>(took).count() << " ms after stop()";
   EXPECT_EQ(http_test::delays_in_flight.load(), 0);
+  // The cancelled handler's answer is sent before the close (RFC 9112 §9.6: a graceful
+  // close), not dropped with the socket.
+  auto r = c.read_response(2s);
+  ASSERT_TRUE(r) << "the cancelled request got no answer";
+  EXPECT_EQ(r->status, 503);
   EXPECT_TRUE(c.read_until_close(2s)) << "the connection was not closed";
+}
+
+// A client that pipelines many requests and never reads: the server's send stops making
+// progress and, after send_timeout without any, the connection is closed (a slow reader
+// cannot hold it forever). The client then reads what it had been sent: fewer answers
+// than requests, then the end of the stream.
+TEST(http_server, send_timeout_closes_a_connection_whose_client_stopped_reading) {
+  saturn::http::server_options o;
+  o.send_timeout = 200ms;
+  o.header_timeout = 60s;
+  o.idle_timeout = 60s;
+  test_server srv(o);
+  client c(srv.port());
+  const int rcvbuf = 4096;
+  ASSERT_EQ(::setsockopt(c.fd(), SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf), 0);
+  std::string batch;
+  for (int i = 0; i < 100; ++i)
+    batch += "GET /plaintext HTTP/1.1\r\nHost: t\r\n\r\n";
+  // Non-blocking sends for a while: the server answers until its socket buffer is full,
+  // then stops reading; the rest stays in the kernel's buffers.
+  pollfd p{c.fd(), POLLOUT, 0};
+  const auto until = std::chrono::steady_clock::now() + 500ms;
+  while (std::chrono::steady_clock::now() < until)
+    if (::poll(&p, 1, 20) > 0)
+      (void)::send(c.fd(), batch.data(), batch.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+  std::this_thread::sleep_for(1s);  // past the send timeout several times over
+  EXPECT_EQ(srv.server().connections(), 0u) << "the stalled connection is still open";
+  int answers = 0;
+  while (c.read_response(2s))
+    ++answers;
+  EXPECT_TRUE(c.eof) << "the connection did not end";
+  EXPECT_GT(answers, 0);
+}
+
+// At the connection limit the server stops taking connections: with one accept per call
+// (saturn-http's listeners) at most one connection is accepted beyond the limit, however
+// many connect at once; the rest wait in the kernel's backlog, unaccepted. (A multishot
+// accept takes a burst from the backlog in one go; its queue, listen_options::
+// accept_queue, bounds it only once the burst is over: see net/multishot's pause.)
+TEST(http_server, connection_limit_bounds_the_descriptors_accepted) {
+  auto open_fds = [] {
+    std::size_t n = 0;
+    for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator("/proc/self/fd"))
+      ++n;
+    return n;
+  };
+  saturn::http::server_options o;
+  o.max_connections = 4;
+  test_server srv(o, 2, 1, false);
+  const std::size_t before = open_fds();
+  constexpr std::size_t k_clients = 400;
+  std::vector<std::unique_ptr<client>> clients;
+  for (std::size_t i = 0; i < k_clients; ++i)
+    clients.push_back(std::make_unique<client>(srv.port()));
+  std::this_thread::sleep_for(300ms);
+  const std::size_t accepted = open_fds() - before - k_clients;
+  EXPECT_LE(accepted, o.max_connections + 1)
+      << "server-side descriptors for " << k_clients << " clients at a limit of " << o.max_connections;
+  // Below the limit again, the waiting clients are served in turn.
+  clients.clear();
+  client last(srv.port());
+  last.send("GET /seq/7 HTTP/1.1\r\nHost: t\r\n\r\n");
+  auto r = last.read_response(10s);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->body, "7");
 }

@@ -2,15 +2,16 @@
 /// The HTTP/1.1 server: accepts on a tcp_listener and serves each connection as its own
 /// task — keep-alive, pipelining (requests of one read are answered in order and their
 /// responses coalesced into one send), handlers awaited as coroutines, the limits of
-/// parser_limits (431 / 413 / 400 and close), a header-read timeout and a keep-alive idle
-/// timeout (the connection is closed), and a connection limit (accepting stops while the
-/// limit is reached). Requests with no handler get 404, 405 with Allow, or 501 (see
+/// parser_limits (431 / 413 / 400 and close), a header-read timeout, a keep-alive idle
+/// timeout and a send timeout (the connection is closed), and a connection limit
+/// (accepting stops while the limit is reached). Requests with no handler get 404, 405 with Allow, or 501 (see
 /// router); `OPTIONS *` gets 200 with Allow listing the server's methods.
 ///
 /// Stop: stop() stops accepting, requests the stop token every handler runs under (a
-/// handler awaiting a timer or a socket resumes at once with operation_canceled; it may
-/// still answer, but the socket is being closed), and shuts down every connection's
-/// socket; serve() returns once all connection tasks have ended. The connections' own
+/// handler awaiting a timer or a socket resumes at once with operation_canceled and may
+/// still answer: that answer is sent, with up to `stop_grace` for a handler to finish and
+/// its response to leave), and shuts down every connection waiting for a request at once;
+/// serve() returns once all connection tasks have ended. The connections' own
 /// reads, sends and closes are not cancellable: a close always runs.
 ///
 /// Threading: serve() runs as a task on any saturn scheduler (thread_pool io mode: the
@@ -43,6 +44,12 @@ struct server_options {
   std::size_t max_connections = 10000;            ///< accepting pauses while this many are open
   std::chrono::milliseconds header_timeout{10000};  ///< first byte of a request → its last byte (head and body)
   std::chrono::milliseconds idle_timeout{60000};    ///< a kept-alive connection waiting for a request
+  /// A response that makes no progress for this long (the client stopped reading) closes
+  /// the connection, as nginx's send_timeout: a slow reader cannot hold it forever.
+  std::chrono::milliseconds send_timeout{10000};
+  /// At stop(): how long a connection whose handler is running or whose response is being
+  /// sent keeps its socket, so the (cancelled) handler's answer reaches the client.
+  std::chrono::milliseconds stop_grace{1000};
   parser_limits limits{};                           ///< 431 / 413 thresholds
   std::size_t read_buffer = 16 * 1024;              ///< initial receive buffer per connection (grows for bodies)
   /// Read through a multishot receive into the loop's provided buffers (one SQE per
@@ -92,12 +99,18 @@ class server {
  private:
   task<void> serve_connection(net::tcp_stream s);
   task<void> sweep();
+  /// Marks the server stopping (once: the first call's time starts the grace period) and
+  /// shuts down the connections the stop ends now. Any thread.
+  void begin_stop() noexcept;
+  /// One sweep of the registry with the timeouts, and the stop's rules once stopping.
+  void sweep_now(std::int64_t now) noexcept;
 
   const router& m_router;
   server_options m_opts;
   std::unique_ptr<detail::connection_registry> m_registry;
   semaphore m_slots;
   std::atomic<bool> m_stopping{false};
+  std::atomic<std::int64_t> m_stop_ms{0};  // coarse ms of the first stop (0: not stopped)
   std::vector<int> m_listen_fds;  // the listeners being served (guarded by m_registry->mutex)
   bool m_started = false;         // the first serve() ran (guarded by m_registry->mutex)
   std::stop_source m_stop;  // requested by stop() and when serve() ends
