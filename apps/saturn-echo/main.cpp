@@ -15,6 +15,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "cli.hpp"
 #include "listeners.hpp"
 #include "nofile.hpp"
 
@@ -23,6 +24,7 @@
 #include <csignal>
 #include <thread>
 #include <cstdio>
+#include <optional>
 #include <string>
 
 namespace {
@@ -86,8 +88,8 @@ int main(int argc, char** argv) {
   unsigned max_buffers = 4096;
   unsigned buffer_size = 16384;
   unsigned spin_us = 50;
-  app.add_option("--port", port, "TCP port on 127.0.0.1")->required()->check(CLI::Range(1u, 65535u));
-  app.add_option("--threads", threads, "worker threads (default: the CPUs this process may use)")
+  app.add_option("--port", port, "TCP port on 127.0.0.1")->transform(apps::decimal())->required()->check(CLI::Range(1u, 65535u));
+  app.add_option("--threads", threads, "worker threads (default: the CPUs this process may use)")->transform(apps::decimal())
       ->check(CLI::Range(1u, 255u));  // the pool's limit
   app.add_option("--accept", accept_mode, "shared: one listener; reuseport: one SO_REUSEPORT listener per worker")
       ->check(CLI::IsMember({"shared", "reuseport"}));
@@ -98,7 +100,7 @@ int main(int argc, char** argv) {
   app.add_option("--spin-us", spin_us, "how long an idle worker polls before parking");
   bool steal_io = false;
   app.add_flag("--steal-io-wakeups", steal_io, "A/B: let other workers steal tasks their ring woke (pin_io_wakeups off)");
-  app.footer("SIGTERM/SIGINT close every connection and exit 0. Exit status 1: the port cannot be bound; 2: bad arguments.");
+  app.footer("SIGTERM/SIGINT close every connection and exit 0. Exit status 1: the port cannot be bound or the workers cannot start; 2: bad arguments.");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -125,8 +127,15 @@ int main(int argc, char** argv) {
   po.spin_before_park_us = spin_us;
   po.pin_io_wakeups = !steal_io;
   const auto addr = saturn::net::address::loopback_v4(static_cast<std::uint16_t>(port));
+  std::optional<saturn::thread_pool> pool_box;
+  try {
+    pool_box.emplace(po);
+  } catch (const std::exception& e) {  // no ring, eventfd or thread (RLIMIT_NOFILE, RLIMIT_NPROC, memory)
+    std::fprintf(stderr, "saturn-echo: cannot start: %s\n", e.what());
+    return 1;
+  }
   {
-    saturn::thread_pool pool(po);
+    saturn::thread_pool& pool = *pool_box;
     const unsigned listeners = accept_mode == "reuseport" ? pool.threads() : 1;
     auto bound = apps::bind_listeners(addr, listeners);
     if (!bound) {
@@ -137,6 +146,7 @@ int main(int argc, char** argv) {
       (void)pool.spawn_on(i, accept_loop(pool, std::move((*bound)[i])));
     int sig = 0;
     sigwait(&stop_set, &sig);
-  }  // the pool cancels every operation, destroys every task, joins its workers
+  }
+  pool_box.reset();  // the pool cancels every operation, destroys every task, joins its workers
   return 0;
 }

@@ -61,6 +61,10 @@ TEST(server_cli_usage, saturn_echo_refuses_bad_arguments_with_exit_2) {
                                          {{"--port", "5000", "--buffer-size", "0"}, "--buffer-size"},
                                          {{"--port", "5000", "--bogus"}, "--bogus"},
                                          {{"--port", "5000", "--accept", "sideways"}, "--accept"},
+                                         // Decimal only: CLI11 alone reads 0x94A9 as hex and 0112201 as octal 38017.
+                                         {{"--port", "0x94A9"}, "--port"},
+                                         {{"--port", "0112201"}, "--port"},
+                                         {{"--port", "5000", "--threads", "0x2"}, "--threads"},
                                      });
 }
 
@@ -74,6 +78,9 @@ TEST(server_cli_usage, saturn_http_refuses_bad_arguments_with_exit_2) {
                                          {{"--port", "5000", "--max-connections", "0"}, "--max-connections"},
                                          {{"--port", "5000", "--header-timeout-ms", "-5"}, "--header-timeout-ms"},
                                          {{"--port", "5000", "--idle-timeout-ms", "0"}, "--idle-timeout-ms"},
+                                         {{"--port", "5000", "--send-timeout-ms", "0"}, "--send-timeout-ms"},
+                                         {{"--port", "0x94A9"}, "--port"},
+                                         {{"--port", "0112201"}, "--port"},
                                          {{"--port", "5000", "--max-body", "-5"}, "--max-body"},
                                          {{"--port", "5000", "--spin-us", "x"}, "--spin-us"},
                                          {{"--port", "5000", "--bogus"}, "--bogus"},
