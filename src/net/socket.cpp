@@ -7,6 +7,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -206,7 +207,8 @@ task<result<int>> listener_base::accept_fd() {
     result<int> r = errno_error(-EBADF, m_what);
     if (m_opts.multishot) {
       if (m_src == nullptr)
-        m_src = new multishot_source(multishot_source::kind::accept, m_fd, m_opts.accept_queue < 2 ? 2u : m_opts.accept_queue);
+        // A queue limit of 0 would pause at every CQE: at least 1.
+        m_src = new multishot_source(multishot_source::kind::accept, m_fd, std::max(m_opts.accept_queue, 1u));
       ms_await aw(m_src);
       ms_item it = co_await aw;
       r = it.res >= 0 ? result<int>(it.res) : result<int>(errno_error(it.res, m_what));

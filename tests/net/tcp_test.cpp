@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -431,5 +432,57 @@ TEST(Tcp, SendCancelledByStopToken) {
       co_return co_await tx;
     }(&*s, &big));
     CO_ASSERT_TRUE(!timed.has_value());
+  }());
+}
+
+// A multishot accept whose consumer stops calling accept() pauses at accept_queue waiting
+// connections (listen_options): connects that trickle in afterwards stay in the kernel's
+// backlog, unaccepted, instead of each costing this process a descriptor; once accept()
+// is called again every connection arrives, none lost across the pause and the re-arm.
+TEST(Tcp, MultishotAcceptPausesAtItsQueueLimit) {
+  auto open_fds = [] {
+    int n = 0;
+    for (int fd = 0; fd < 65536; ++fd)
+      n += ::fcntl(fd, F_GETFD) != -1 ? 1 : 0;
+    return n;
+  };
+  runtime rt;
+  rt.block_on([&]() -> task<> {
+    net::listen_options lo;
+    lo.accept_queue = 4;
+    auto bound = net::tcp_listener::bind(net::address::loopback_v4(0), lo);
+    CO_ASSERT_OK(bound);
+    net::tcp_listener& l = *bound;
+    auto dial = [&] {
+      const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+      sockaddr_in a{};
+      a.sin_family = AF_INET;
+      a.sin_port = htons(port_of(l));
+      a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+      EXPECT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0) << std::strerror(errno);
+      return fd;
+    };
+    std::vector<int> clients{dial()};
+    auto first = co_await l.accept();  // arms the multishot accept
+    CO_ASSERT_OK(first);
+    const int before = open_fds();
+    constexpr int k_more = 60;
+    for (int i = 0; i < k_more; ++i) {
+      clients.push_back(dial());  // the handshake completes in the kernel at once
+      auto s = saturn::sleep_for(2ms);  // the loop reaps the accept's CQEs meanwhile
+      (void)co_await s;
+    }
+    const int accepted = open_fds() - before - k_more;
+    EXPECT_LE(accepted, 4 + 4) << "descriptors accepted past a queue limit of 4, for " << k_more << " connects";
+    std::vector<net::tcp_stream> got;
+    for (int i = 0; i < k_more; ++i) {
+      auto c = co_await saturn::with_timeout(5s, l.accept());
+      EXPECT_TRUE(c.has_value() && c->has_value()) << "connection " << i << " of " << k_more << " never arrived";
+      if (!c.has_value() || !c->has_value())
+        break;
+      got.push_back(std::move(**c));
+    }
+    for (int fd : clients)
+      ::close(fd);
   }());
 }
