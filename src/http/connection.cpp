@@ -177,7 +177,7 @@ task<void> server::serve_connection(net::tcp_stream s) {
       entry.set(detail::conn_state::idle, now);
     else if (completed_any || entry.state.load(std::memory_order_relaxed) != detail::conn_state::reading)
       entry.set(detail::conn_state::reading, now);  // a partial request begins now
-    if (m_stopping.load(std::memory_order_acquire))
+    if (stopping())
       break;
     bool was_empty = in.empty();
     auto more = read_more();

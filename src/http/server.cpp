@@ -33,19 +33,23 @@ void server::stop() noexcept {
     // lifetime: serve() removes its listener's fd under this mutex before its caller may
     // close the listener, so every descriptor shut down here is still a listener's.
     std::lock_guard lock(m_registry->mutex);
-    m_stopping.store(true, std::memory_order_release);
+    mark_stopping();
     for (int fd : m_listen_fds)
       ::shutdown(fd, SHUT_RDWR);
   }
   begin_stop();
 }
 
-void server::begin_stop() noexcept {
+void server::mark_stopping() noexcept {
   std::int64_t expected = 0;
-  const std::int64_t now = detail::coarse_now_ms();
-  // ordering: relaxed; only the sweeps read it, on this thread or after the stop token.
-  m_stop_ms.compare_exchange_strong(expected, now == 0 ? 1 : now, std::memory_order_relaxed);
-  m_stopping.store(true, std::memory_order_release);
+  // 0 means "not stopping"; the coarse clock is never 0 after boot, but be sure.
+  const std::int64_t now = std::max<std::int64_t>(detail::coarse_now_ms(), 1);
+  // ordering: release pairs with stopping()'s acquire; acquire on failure is unneeded.
+  m_stop_ms.compare_exchange_strong(expected, now, std::memory_order_release, std::memory_order_relaxed);
+}
+
+void server::begin_stop() noexcept {
+  mark_stopping();
   // Cancel the handlers in flight (their awaits end with operation_canceled; what they
   // answer is still sent), then shut down every connection that waits for a request: it
   // ends at its pending read. Busy ones follow within stop_grace (sweep_now).
@@ -55,7 +59,7 @@ void server::begin_stop() noexcept {
 
 void server::sweep_now(std::int64_t now) noexcept {
   detail::sweep_limits l{m_opts.header_timeout.count(), m_opts.idle_timeout.count(), m_opts.send_timeout.count()};
-  // ordering: relaxed; see begin_stop.
+  // ordering: relaxed; only the time is needed (the registry's mutex orders the rest).
   if (const std::int64_t stop_ms = m_stop_ms.load(std::memory_order_relaxed); stop_ms != 0) {
     l.stopping = true;
     l.stop_ms = stop_ms;
@@ -69,7 +73,7 @@ void server::sweep_now(std::int64_t now) noexcept {
 task<void> server::sweep() {
   auto shortest = std::min({m_opts.header_timeout, m_opts.idle_timeout, m_opts.send_timeout});
   auto tick = std::clamp(shortest / 4, std::chrono::milliseconds(10), std::chrono::milliseconds(1000));
-  while (!m_stopping.load(std::memory_order_acquire)) {
+  while (!stopping()) {
     auto r = co_await sleep_for(tick);
     if (!r)
       break;
@@ -90,17 +94,17 @@ task<result<void>> server::serve(net::tcp_listener& listener) {
       m_stop_ctx = task_context{root.sched, m_stop.get_token(), root.live};
     }
     m_listen_fds.push_back(listener.fd());
-    if (m_stopping.load(std::memory_order_acquire))
+    if (stopping())
       ::shutdown(listener.fd(), SHUT_RDWR);  // stop() ran before the fd was published
   }
   std::optional<join_handle<void>> sweeper;
   if (first)
     sweeper.emplace(spawn_in(m_stop_ctx, sweep()));
   result<void> outcome{};
-  while (!m_stopping.load(std::memory_order_acquire)) {
+  while (!stopping()) {
     auto accepted = co_await listener.accept();
     if (!accepted) {
-      if (accepted.err() == std::errc::operation_canceled || m_stopping.load(std::memory_order_acquire))
+      if (accepted.err() == std::errc::operation_canceled || stopping())
         break;
       if (accepted.err() == std::errc::connection_aborted || accepted.err() == std::errc::interrupted)
         continue;
@@ -116,7 +120,7 @@ task<result<void>> server::serve(net::tcp_listener& listener) {
     auto got = co_await slot;
     if (!got)
       break;  // the accepted connection is closed unserved
-    if (m_stopping.load(std::memory_order_acquire)) {
+    if (stopping()) {
       m_slots.release();
       break;
     }

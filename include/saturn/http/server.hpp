@@ -41,7 +41,10 @@ namespace saturn::http {
 /// How to serve.
 struct server_options {
   std::string server_name = "saturn";             ///< the Server field of every response
-  std::size_t max_connections = 10000;            ///< accepting pauses while this many are open
+  /// Accepting pauses while this many are open. It bounds the descriptors exactly with a
+  /// listener that accepts one connection per call (listen_options::multishot = false, as
+  /// saturn-http listens); a multishot accept may take a burst of connects past it.
+  std::size_t max_connections = 10000;
   std::chrono::milliseconds header_timeout{10000};  ///< first byte of a request → its last byte (head and body)
   std::chrono::milliseconds idle_timeout{60000};    ///< a kept-alive connection waiting for a request
   /// A response that makes no progress for this long (the client stopped reading) closes
@@ -99,8 +102,16 @@ class server {
  private:
   task<void> serve_connection(net::tcp_stream s);
   task<void> sweep();
-  /// Marks the server stopping (once: the first call's time starts the grace period) and
-  /// shuts down the connections the stop ends now. Any thread.
+  /// Records the time of the first stop (the start of stop_grace); stopping() from then
+  /// on. Any thread.
+  void mark_stopping() noexcept;
+  /// True once stop() was called or a serve() ended. Any thread.
+  bool stopping() const noexcept {
+    // ordering: acquire pairs with mark_stopping's release (the listeners published before).
+    return m_stop_ms.load(std::memory_order_acquire) != 0;
+  }
+  /// mark_stopping(), cancels the handlers, and shuts down the connections the stop ends
+  /// now. Any thread.
   void begin_stop() noexcept;
   /// One sweep of the registry with the timeouts, and the stop's rules once stopping.
   void sweep_now(std::int64_t now) noexcept;
@@ -109,8 +120,7 @@ class server {
   server_options m_opts;
   std::unique_ptr<detail::connection_registry> m_registry;
   semaphore m_slots;
-  std::atomic<bool> m_stopping{false};
-  std::atomic<std::int64_t> m_stop_ms{0};  // coarse ms of the first stop (0: not stopped)
+  std::atomic<std::int64_t> m_stop_ms{0};  // coarse ms of the first stop (0: not stopping)
   std::vector<int> m_listen_fds;  // the listeners being served (guarded by m_registry->mutex)
   bool m_started = false;         // the first serve() ran (guarded by m_registry->mutex)
   std::stop_source m_stop;  // requested by stop() and when serve() ends
