@@ -18,6 +18,7 @@
 #include "cli.hpp"
 #include "listeners.hpp"
 #include "nofile.hpp"
+#include "start_pool.hpp"
 
 #include <atomic>
 #include <chrono>
@@ -128,12 +129,8 @@ int main(int argc, char** argv) {
   po.pin_io_wakeups = !steal_io;
   const auto addr = saturn::net::address::loopback_v4(static_cast<std::uint16_t>(port));
   std::optional<saturn::thread_pool> pool_box;
-  try {
-    pool_box.emplace(po);
-  } catch (const std::exception& e) {  // no ring, eventfd or thread (RLIMIT_NOFILE, RLIMIT_NPROC, memory)
-    std::fprintf(stderr, "saturn-echo: cannot start: %s\n", e.what());
+  if (!apps::start_pool(pool_box, po, "saturn-echo"))
     return 1;
-  }
   {
     saturn::thread_pool& pool = *pool_box;
     const unsigned listeners = accept_mode == "reuseport" ? pool.threads() : 1;

@@ -19,6 +19,7 @@
 #include "cli.hpp"
 #include "listeners.hpp"
 #include "nofile.hpp"
+#include "start_pool.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -206,17 +207,15 @@ int main(int argc, char** argv) {
   pthread_sigmask(SIG_BLOCK, &stop_set, nullptr);
   saturn::http::server srv(routes, opts);
   std::optional<saturn::thread_pool> pool_box;
-  try {
-    pool_box.emplace(saturn::pool_options{.threads = threads,
-                                          .mode = saturn::pool_mode::io,
-                                          .loop = {},
-                                          .spin_before_park_us = spin_us,
-                                          .max_blocking_threads = 64,
-                                          .pin_io_wakeups = !steal_io});
-  } catch (const std::exception& e) {  // no ring, eventfd or thread (RLIMIT_NOFILE, RLIMIT_NPROC, memory)
-    std::fprintf(stderr, "saturn-http: cannot start: %s\n", e.what());
+  if (!apps::start_pool(pool_box,
+                        {.threads = threads,
+                         .mode = saturn::pool_mode::io,
+                         .loop = {},
+                         .spin_before_park_us = spin_us,
+                         .max_blocking_threads = 64,
+                         .pin_io_wakeups = !steal_io},
+                        "saturn-http"))
     return 1;
-  }
   saturn::thread_pool& pool = *pool_box;
   std::atomic<bool> served{false};
   std::thread watcher([&] {

@@ -17,8 +17,8 @@
 
 #include <cstdio>
 #include <cstdlib>
-#include <stdexcept>
 #include <functional>
+#include <stdexcept>
 #include <string>
 #include <system_error>
 #include <thread>
