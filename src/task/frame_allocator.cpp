@@ -18,7 +18,7 @@ thread_local frame_cache t_frame_cache{};
 
 namespace {
 
-constexpr unsigned k_classes = frame_max_small / 16;
+constexpr unsigned k_classes = frame_max_small / 8;
 constexpr std::size_t k_chunk = 256 * 1024;  // mmapped: pages are touched lazily, munmapped by trim
 constexpr unsigned k_batch = 1024;  // frames per batch when trim re-forms the pool
 
@@ -27,7 +27,7 @@ struct batch {
   unsigned count;
 };
 
-/// A chunk frames are carved from. `carved` is final once the chunk is retired (its
+/// A chunk frames are carved from. `carved` (the bytes of frames carved from it) is final once the chunk is retired (its
 /// thread moved on to a new chunk or exited); only retired chunks can be trimmed.
 struct chunk_info {
   char* base;
@@ -65,10 +65,11 @@ void retire_chunk(global_pool& g, frame_cache& c) {
   if (c.bump == nullptr)
     return;
   if (chunk_info* ci = find_chunk(g, c.bump_end - 1)) {
-    ci->carved = static_cast<std::size_t>(c.bump - ci->base);
+    ci->carved = static_cast<std::size_t>(c.bump - ci->base) - c.bump_pad;  // frame bytes only
     ci->retired = true;
   }
   c.bump = c.bump_end = nullptr;
+  c.bump_pad = 0;
 }
 
 /// Under g.mutex: moves the calling thread's lists to the global pool.
@@ -134,8 +135,10 @@ void* frame_allocate_slow(std::size_t size) {
     --c.counts[cls];
     return n;
   }
-  const std::size_t rounded = (static_cast<std::size_t>(cls) + 1) * 16;
-  if (c.bump == nullptr || static_cast<std::size_t>(c.bump_end - c.bump) < rounded) {
+  const std::size_t rounded = frame_class_size(cls);
+  // An even multiple of 8 may hold a 16-aligned object: start it on a 16-byte boundary.
+  const std::size_t pad = (rounded % 16 == 0) ? (reinterpret_cast<std::uintptr_t>(c.bump) & 15) : 0;
+  if (c.bump == nullptr || static_cast<std::size_t>(c.bump_end - c.bump) < rounded + pad) {
     frame_register_thread();
     void* chunk = ::mmap(nullptr, k_chunk, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (chunk == MAP_FAILED)
@@ -151,6 +154,9 @@ void* frame_allocate_slow(std::size_t size) {
     }
     c.bump = static_cast<char*>(chunk);
     c.bump_end = c.bump + k_chunk;
+  } else {
+    c.bump += pad;  // skipped: not a frame, so trim does not wait for it to be freed
+    c.bump_pad += pad;
   }
   void* p = c.bump;
   c.bump += rounded;
@@ -199,7 +205,7 @@ std::size_t frame_trim() noexcept {
   // Free bytes per chunk, from every free frame in the global pool.
   std::vector<std::size_t> free_bytes(g.chunks.size(), 0);
   for (unsigned cls = 0; cls < k_classes; ++cls) {
-    const std::size_t rounded = (static_cast<std::size_t>(cls) + 1) * 16;
+    const std::size_t rounded = frame_class_size(cls);
     for (const batch& b : g.batches[cls])
       for (frame_node* n = b.head; n != nullptr; n = n->next)
         if (chunk_info* ci = find_chunk(g, n))
