@@ -15,6 +15,9 @@
 #include "ring/ring.hpp"
 
 namespace saturn {
+
+constinit thread_local runnable* detail::t_running = nullptr;
+
 namespace {
 thread_local event_loop* t_current = nullptr;
 /// Ready runnables run per iteration before I/O is polled again (a task that keeps
@@ -213,7 +216,7 @@ void event_loop::run_ready() noexcept {
   runnable* const last = m_ready.tail;
   for (int budget = k_ready_budget; budget > 0 && m_ready.head != nullptr; --budget) {
     runnable* r = m_ready.pop();
-    r->m_fn(r, run_mode::run);
+    detail::run_runnable(r);
     if (r == last)
       break;
   }

@@ -16,7 +16,7 @@ constexpr std::uint32_t k_fair_interval = 31;   // take the oldest local task in
 constexpr unsigned k_max_lifo_streak = 3;
 constexpr std::size_t k_inject_batch = 32;
 
-inline void run_one(runnable* r) noexcept { r->m_fn(r, run_mode::run); }
+inline void run_one(runnable* r) noexcept { detail::run_runnable(r); }
 
 std::int64_t now_ns() noexcept {
   timespec ts;

@@ -43,6 +43,19 @@ struct runnable {
 };
 
 namespace detail {
+/// The runnable this thread is running: set just before a loop or a worker calls its m_fn
+/// with run_mode::run. A task woken from a wait is resumed through its runnable (its
+/// promise), so an awaiter that keeps no state of its own (event::wait(), whose awaitable
+/// is the event itself) finds the task it resumes in from here in await_resume.
+/// Threading: per thread.
+extern constinit thread_local runnable* t_running;
+
+/// Runs `r` now (run_mode::run), recording it in t_running.
+inline void run_runnable(runnable* r) noexcept {
+  t_running = r;
+  r->m_fn(r, run_mode::run);
+}
+
 /// An intrusive FIFO of runnables (through m_next_runnable). Threading: one thread's use.
 struct runnable_fifo {
   runnable* head = nullptr;

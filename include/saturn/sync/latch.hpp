@@ -15,16 +15,6 @@
 
 namespace saturn {
 
-namespace detail {
-struct latch_awaiter : event_awaiter {
-  using event_awaiter::event_awaiter;
-  wait_result await_resume() noexcept {
-    unpark();
-    return to_wait_result(wait_op::latch_wait);
-  }
-};
-}  // namespace detail
-
 /// A countdown latch (like std::latch, for tasks).
 ///
 /// Threading: count_down(), try_wait() and count() may be called from any thread,
@@ -51,11 +41,11 @@ class latch {
   /// `co_await l.wait()` suspends until the count reaches zero (at once if it has).
   /// Returns ok, or std::errc::operation_canceled if the task's stop token stopped the wait
   /// first. Await from a saturn task, directly.
-  [[nodiscard]] detail::latch_awaiter wait() noexcept { return detail::latch_awaiter(&m_open); }
+  detail::event_awaiter<wait_op::latch_wait> wait() noexcept { return detail::event_awaiter<wait_op::latch_wait>(&m_open); }
 
  private:
   detail::atomic<std::size_t> m_count;
-  event m_open;
+  detail::event_core m_open;  ///< the gate: set by the last count-down
 };
 
 }  // namespace saturn

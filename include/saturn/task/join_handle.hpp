@@ -34,6 +34,7 @@ void spawned_entry(runnable* r, run_mode mode) noexcept {
   p->untrack();
   if (p->m_join.load(std::memory_order_acquire) & join_complete)
     return;
+  p->leave_wait();  // the outcome goes into the wait node's bytes: unlink it first
   p->fail(std::make_exception_ptr(task_abandoned{}));
   const std::uint32_t old = p->m_join.fetch_or(join_complete, std::memory_order_acq_rel);
   if (old & join_detached)

@@ -15,6 +15,7 @@
 #include <cstdio>
 #include <exception>
 #include <memory>
+#include <new>
 #include <type_traits>
 #include <utility>
 
@@ -111,51 +112,105 @@ struct task_result<void, result_kind::none> {
   }
 };
 
-/// How a task_promise keeps its outcome: as task_result, and it also sets join_failed
-/// when an exception is stored, so has_failed() works for every kind.
-template <class T, result_kind K = kind_of<T>()>
-struct promise_result : task_result<T, K> {
-  void store_exception(promise_base& p, std::exception_ptr e) noexcept {
-    this->m_exception = std::move(e);
+template <class T>
+struct task_promise;
+
+/// Where a task_promise keeps its value. The exception always goes to the promise's
+/// outcome space (promise_base::exception_slot, with join_failed saying it is there); a
+/// small trivially destructible value goes there too. Only a larger or non-trivial value
+/// gets storage of its own. The outcome space is the task_wait node's, free once the body
+/// returned: BENCH-CONTRACT spawn/suspended_100k.
+enum class result_home { own, outcome_space, none };
+template <class T>
+constexpr result_home home_of() {
+  if constexpr (std::is_void_v<T>)
+    return result_home::none;
+  else if constexpr (std::is_reference_v<T>)
+    return result_home::outcome_space;  // the referent's address
+  else if constexpr (std::is_trivially_destructible_v<T> && sizeof(T) <= 16 && alignof(T) <= 8)
+    return result_home::outcome_space;
+  else
+    return result_home::own;
+}
+
+/// What every promise_result does with an exception (the promise's outcome space).
+struct promise_exception {
+  /// Once per task: from unhandled_exception, or when a runtime abandons a task that has
+  /// not ended (spawned_entry, after leave_wait()), never both.
+  static void store_exception(promise_base& p, std::exception_ptr e) noexcept {
+    ::new (static_cast<void*>(p.m_outcome_space)) std::exception_ptr(std::move(e));
     // ordering: relaxed; an RMW because a join_handle may set its bits concurrently.
     p.m_join.fetch_or(join_failed, std::memory_order_relaxed);
   }
-  decltype(auto) take_result(promise_base&) { return this->take(); }
-  void destroy_result(promise_base&) noexcept {}
+  static void rethrow_if_failed(promise_base& p) {
+    if (p.has_failed())
+      std::rethrow_exception(*p.exception_slot());
+  }
+  static void destroy_exception(promise_base& p) noexcept {
+    if (p.has_failed())
+      p.exception_slot()->~exception_ptr();
+  }
 };
 
-/// A trivially destructible value shares its storage with the exception; join_failed says
-/// which one is there. One word less in every frame returning such a value
-/// (BENCH-CONTRACT spawn/suspended_100k).
+template <class T, result_home H = home_of<T>()>
+struct promise_result;
+
+/// A value with storage of its own.
 template <class T>
-struct promise_result<T, result_kind::trivial> {
+struct promise_result<T, result_home::own> : promise_exception {
   union {
     T m_value;
-    std::exception_ptr m_exception;
   };
+  bool m_has_value = false;
   promise_result() noexcept {}
-  ~promise_result() {}  // destroy_result() does the work: only the promise knows which member lives
-
+  ~promise_result() {}  // destroy_result() does the work
   template <class U>
   void return_value(U&& v) {
     ::new (static_cast<void*>(std::addressof(m_value))) T(std::forward<U>(v));
-  }
-  /// Once per task: from unhandled_exception, or when a runtime abandons a task that has
-  /// not ended (spawned_entry), never both.
-  void store_exception(promise_base& p, std::exception_ptr e) noexcept {
-    ::new (static_cast<void*>(std::addressof(m_exception))) std::exception_ptr(std::move(e));
-    // ordering: relaxed; an RMW because a join_handle may set its bits concurrently.
-    p.m_join.fetch_or(join_failed, std::memory_order_relaxed);
+    m_has_value = true;
   }
   T take_result(promise_base& p) {
-    if (p.has_failed())
-      std::rethrow_exception(m_exception);
+    rethrow_if_failed(p);
+    assert(m_has_value && "task result read twice or task not finished");
     return std::move(m_value);
   }
   void destroy_result(promise_base& p) noexcept {
-    if (p.has_failed())
-      m_exception.~exception_ptr();
+    destroy_exception(p);
+    if (m_has_value)
+      m_value.~T();
   }
+};
+
+/// A small trivially destructible value, or a reference, in the outcome space.
+template <class T>
+struct promise_result<T, result_home::outcome_space> : promise_exception {
+  using stored = std::conditional_t<std::is_reference_v<T>, std::remove_reference_t<T>*, T>;
+  static_assert(sizeof(stored) <= sizeof(promise_base::m_outcome_space));
+  template <class U>
+  void return_value(U&& v) {
+    promise_base& p = static_cast<task_promise<T>&>(*this);
+    if constexpr (std::is_reference_v<T>)
+      ::new (static_cast<void*>(p.m_outcome_space)) stored(std::addressof(v));
+    else
+      ::new (static_cast<void*>(p.m_outcome_space)) stored(std::forward<U>(v));
+  }
+  T take_result(promise_base& p) {
+    rethrow_if_failed(p);
+    stored* v = std::launder(reinterpret_cast<stored*>(p.m_outcome_space));
+    if constexpr (std::is_reference_v<T>)
+      return static_cast<T>(**v);
+    else
+      return std::move(*v);
+  }
+  void destroy_result(promise_base& p) noexcept { destroy_exception(p); }
+};
+
+/// No value (task<void>).
+template <>
+struct promise_result<void, result_home::none> : promise_exception {
+  void return_void() noexcept {}
+  void take_result(promise_base& p) { rethrow_if_failed(p); }
+  void destroy_result(promise_base& p) noexcept { destroy_exception(p); }
 };
 
 /// Reports an exception nobody can receive any more (a detached task's).
@@ -171,7 +226,7 @@ struct task_promise final : promise_base, promise_result<T> {
   /// The task's value, or rethrows its exception. Once, after the task ended.
   decltype(auto) take() { return this->take_result(*this); }
   /// Stores `e` as the task's outcome (unhandled_exception, or a runtime abandoning it).
-  void fail(std::exception_ptr e) noexcept { this->store_exception(*this, std::move(e)); }
+  void fail(std::exception_ptr e) noexcept { promise_exception::store_exception(*this, std::move(e)); }
 
   task<T> get_return_object() noexcept;
   std::suspend_always initial_suspend() noexcept { return {}; }
@@ -189,7 +244,7 @@ struct task_promise final : promise_base, promise_result<T> {
       const std::uint32_t old = p.m_join.fetch_or(join_complete, std::memory_order_acq_rel);
       if (old & join_detached) {
         if (p.has_failed())
-          report_detached_exception(p.m_exception);
+          report_detached_exception(*p.exception_slot());
         h.destroy();
         return std::noop_coroutine();
       }

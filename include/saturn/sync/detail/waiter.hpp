@@ -1,5 +1,9 @@
 /// \file
 /// How a task parks on a sync primitive and is woken — from any thread, without allocating.
+/// This is the wait whose node lives in the awaiter: channel, oneshot, mutex, semaphore and
+/// wait_group. event and latch use the smaller task_wait, whose node is in the promise
+/// (saturn/sync/detail/task_wait.hpp); a channel could not: it finds the waiting
+/// awaiter's value slot through the node.
 ///
 /// Protocol. A `waiter` lives in the awaiter, so in the waiting task's frame.
 ///   1. await_suspend, under the primitive's lock: complete at once if possible (the fast
@@ -87,8 +91,7 @@ class waiter {
 
   waiter* m_next = nullptr;  ///< list link (guarded by the list's lock)
   waiter* m_prev = nullptr;  ///< list link (guarded by the list's lock)
-  /// The list it was linked into (an event's awaiter sets it at construction, before it
-  /// links); null when never linked or done.
+  /// The list it was linked into; null when never linked or done.
   waiter_list* m_list = nullptr;
   bool m_linked = false;          ///< guarded by m_list's lock
   wait_outcome m_outcome = wait_outcome::pending;

@@ -39,9 +39,6 @@ struct child_promise final : promise_base {
   child_scope* m_scope = nullptr;
   std::size_t m_index = 0;                       ///< the child's position in its scope
   const promise_base* m_child = nullptr;          ///< the child, whose outcome stays in its promise
-  /// The child's exception slot; it holds an exception only when m_child->has_failed()
-  /// (for a trivially destructible result it shares storage with the value).
-  const std::exception_ptr* m_child_error = nullptr;
   // lifetime: a copy of the scope's context, so the child (and everything it awaits) never
   // points into the scope's frame — which matters when a runtime shutdown destroys a
   // suspended group child after its group.
@@ -50,7 +47,7 @@ struct child_promise final : promise_base {
   child_promise() noexcept { m_fn = &resume_from_queue<child_promise>; }
 
   /// The child's exception, or null when it did not fail. After the child ended.
-  std::exception_ptr child_error() const noexcept { return m_child->has_failed() ? *m_child_error : nullptr; }
+  std::exception_ptr child_error() const noexcept { return m_child->has_failed() ? *m_child->exception_slot() : nullptr; }
 
   child_driver get_return_object() noexcept;
   std::suspend_always initial_suspend() noexcept { return {}; }
@@ -99,7 +96,6 @@ class [[nodiscard]] child_driver {
     p.m_scope = &scope;
     p.m_index = index;
     p.m_child = &child;
-    p.m_child_error = &child.m_exception;
     p.m_own_ctx = ctx;
     p.m_ctx = &p.m_own_ctx;
   }

@@ -10,6 +10,7 @@
 #include <atomic>
 #include <coroutine>
 #include <cstdint>
+#include <exception>
 #include <vector>
 
 namespace saturn::detail {
@@ -23,15 +24,68 @@ enum : std::uint32_t {
   join_failed = 1u << 4,    ///< the task ended with an exception (any task, spawned or not)
 };
 
-/// Base of every saturn promise. 40 bytes.
+/// Bits of a wait on a primitive whose wait node lives in the promise (a task_wait, see
+/// saturn/sync/detail/task_wait.hpp). They share promise_base::m_join (one atomic word,
+/// every writer an RMW) because the wait protocol needs one atomic word and a separate
+/// one would cost 8 bytes in every frame (BENCH-CONTRACT spawn/suspended_100k).
+enum : std::uint32_t {
+  wait_parked = 1u << 8,     ///< the task suspended in the wait (its own RMW, after linking)
+  wait_notified = 1u << 9,   ///< whoever unlinked it is done with it (notifier's RMW)
+  wait_boxed = 1u << 10,     ///< m_wait.list_or_box is a stop-callback box, not the list
+  wait_canceled = 1u << 11,  ///< outcome: the stop token ended the wait (else: ok)
+  wait_bits = wait_parked | wait_notified | wait_boxed | wait_canceled,
+};
+
+struct promise_base;
+/// Ends a task_wait left in place when its frame is destroyed or its task abandoned
+/// (unlinks it, frees its stop-callback box). src/sync/task_wait.cpp.
+void leave_task_wait(promise_base* p) noexcept;
+
+/// Base of every saturn promise. 56 bytes.
 ///
 /// Threading: a task runs on one thread at a time. m_join is the only field touched by two
-/// threads at once (the finishing task and its join_handle) and is atomic.
+/// threads at once (the finishing task and its join_handle; a task_wait's notifier) and is
+/// atomic.
 struct promise_base : runnable {
+  promise_base() noexcept {}
+  promise_base(const promise_base&) = delete;
+  promise_base& operator=(const promise_base&) = delete;
+  ~promise_base() {
+    // ordering: relaxed; the frame is destroyed by the thread that owns the task now.
+    if (m_join.load(std::memory_order_relaxed) & wait_bits) [[unlikely]]
+      leave_task_wait(this);
+  }
+
   std::coroutine_handle<> m_continuation{};
   task_context* m_ctx = nullptr;
   std::atomic<std::uint32_t> m_join{0};
   std::uint32_t m_live_index = ~std::uint32_t{0};  ///< slot in the runtime's live-task table
+
+  /// The node of a task_wait (the task waits on one primitive at a time): `prev` and the
+  /// list (or the stop-callback box that knows it); `next` is m_next_runnable, free while
+  /// the task waits. A task never waits after it stored its outcome, so the outcome (the
+  /// exception, and a small trivially destructible value: promise_result) reuses these 16
+  /// bytes — as Tokio's task cell keeps its future and its output in one union.
+  struct wait_node {
+    promise_base* prev;
+    std::uintptr_t list_or_box;
+  };
+  union {
+    wait_node m_wait;
+    alignas(8) unsigned char m_outcome_space[16];
+  };
+
+  /// The exception slot in the outcome space (holds an exception only once has_failed()).
+  std::exception_ptr* exception_slot() noexcept { return reinterpret_cast<std::exception_ptr*>(m_outcome_space); }
+  const std::exception_ptr* exception_slot() const noexcept {
+    return reinterpret_cast<const std::exception_ptr*>(m_outcome_space);
+  }
+  /// Before storing an outcome on a task that may still wait (a runtime abandoning it).
+  void leave_wait() noexcept {
+    // ordering: relaxed; single-threaded (the task is not running, the runtime is shutting down).
+    if (m_join.load(std::memory_order_relaxed) & wait_bits)
+      leave_task_wait(this);
+  }
 
   static void* operator new(std::size_t n) { return frame_allocate(n); }
   static void operator delete(void* p, std::size_t n) noexcept { frame_deallocate(p, n); }
