@@ -93,15 +93,26 @@ int main(int argc, char** argv) {
   app.add_option("--threads", threads, "worker threads (default: the CPUs this process may use)")->transform(apps::decimal())
       ->check(CLI::Range(1u, 255u));  // the pool's limit
   app.add_option("--accept", accept_mode, "shared: one listener; reuseport: one SO_REUSEPORT listener per worker")
-      ->check(CLI::IsMember({"shared", "reuseport"}));
-  app.add_option("--buffers", buffers, "receive buffers per worker (power of two)")->check(power_of_two(32768));
+      ->check(CLI::IsMember({"shared", "reuseport"}))
+      ->capture_default_str();
+  app.add_option("--buffers", buffers, "receive buffers per worker (power of two)")
+      ->check(power_of_two(32768))
+      ->capture_default_str();
   app.add_option("--max-buffers", max_buffers, "most receive buffers per worker the ring grows to (power of two)")
-      ->check(power_of_two(32768));
-  app.add_option("--buffer-size", buffer_size, "bytes per receive buffer")->check(CLI::Range(1u, 1u << 20));
-  app.add_option("--spin-us", spin_us, "how long an idle worker polls before parking");
+      ->check(power_of_two(32768))
+      ->capture_default_str();
+  app.add_option("--buffer-size", buffer_size, "bytes per receive buffer")->check(CLI::Range(1u, 1u << 20))->capture_default_str();
+  app.add_option("--spin-us", spin_us, "how long an idle worker polls before parking, in microseconds")->capture_default_str();
   bool steal_io = false;
   app.add_flag("--steal-io-wakeups", steal_io, "A/B: let other workers steal tasks their ring woke (pin_io_wakeups off)");
   app.footer("SIGTERM/SIGINT close every connection and exit 0. Exit status 1: the port cannot be bound or the workers cannot start; 2: bad arguments.");
+  // The ring starts at --buffers and only grows: a start above the most it may grow to is
+  // a contradiction, refused like any other bad value.
+  app.callback([&] {
+    if (buffers > max_buffers)
+      throw CLI::ValidationError("--buffers", std::to_string(buffers) + " is more than --max-buffers " +
+                                                   std::to_string(max_buffers) + "; raise --max-buffers or lower --buffers");
+  });
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

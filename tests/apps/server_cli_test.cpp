@@ -11,6 +11,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -59,6 +60,9 @@ TEST(server_cli_usage, saturn_echo_refuses_bad_arguments_with_exit_2) {
                                          {{"--port", "5000", "--buffers", "3"}, "--buffers"},
                                          {{"--port", "5000", "--buffers", "65536"}, "--buffers"},
                                          {{"--port", "5000", "--buffer-size", "0"}, "--buffer-size"},
+                                         // The ring starts at --buffers and only grows to --max-buffers.
+                                         {{"--port", "5000", "--buffers", "8192"}, "--max-buffers"},
+                                         {{"--port", "5000", "--buffers", "64", "--max-buffers", "32"}, "--max-buffers"},
                                          {{"--port", "5000", "--bogus"}, "--bogus"},
                                          {{"--port", "5000", "--accept", "sideways"}, "--accept"},
                                          // Decimal only: CLI11 alone reads 0x94A9 as hex and 0112201 as octal 38017.
@@ -66,6 +70,20 @@ TEST(server_cli_usage, saturn_echo_refuses_bad_arguments_with_exit_2) {
                                          {{"--port", "0112201"}, "--port"},
                                          {{"--port", "5000", "--threads", "0x2"}, "--threads"},
                                      });
+}
+
+// --help shows every tunable's default, so a user can see what a run without it used.
+TEST(server_cli_usage, saturn_echo_help_shows_the_defaults) {
+  const std::string cmd = std::string(SATURN_BIN_DIR) + "/saturn-echo --help";
+  FILE* p = ::popen(cmd.c_str(), "r");
+  ASSERT_NE(p, nullptr);
+  std::string out;
+  char buf[4096];
+  for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, p)) > 0;)
+    out.append(buf, n);
+  EXPECT_EQ(::pclose(p), 0);
+  for (const char* d : {"512", "4096", "16384", "50"})
+    EXPECT_NE(out.find(d), std::string::npos) << "default " << d << " missing from:\n" << out;
 }
 
 TEST(server_cli_usage, saturn_http_refuses_bad_arguments_with_exit_2) {
