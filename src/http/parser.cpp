@@ -257,7 +257,7 @@ bool for_each_element(std::string_view v, F&& f) {
 // Content-Length, Transfer-Encoding, Connection and Host (RFC 9112 §6.1–6.3, §3.2, §9.3).
 parse_status request_parser::check_framing(const char* data) noexcept {
   std::uint64_t length = 0;
-  bool has_length = false, te = false, chunked_last = false, chunked_seen_twice = false;
+  bool has_length = false, te = false, chunked_last = false, chunked_seen_twice = false, chunked_with_parameters = false;
   bool other_coding = false, bad_length = false, bad_host = false, expect_continue = false;
   int chunked_count = 0;
   for (std::size_t f = 0; f < m_field_count; ++f) {
@@ -291,6 +291,8 @@ parse_status request_parser::check_framing(const char* data) noexcept {
         if (iequals(coding, "chunked")) {
           if (++chunked_count > 1)
             chunked_seen_twice = true;
+          if (coding.size() != e.size())
+            chunked_with_parameters = true;  // RFC 9112 §7: it defines none; SHOULD be an error
           chunked_last = true;
         } else {
           chunked_last = false;
@@ -334,6 +336,8 @@ parse_status request_parser::check_framing(const char* data) noexcept {
     return fail(400, "Transfer-Encoding does not end in chunked");
   if (chunked_seen_twice)
     return fail(400, "chunked applied more than once");
+  if (chunked_with_parameters)
+    return fail(400, "the chunked transfer coding takes no parameters");
   if (te && other_coding)
     return fail(501, "transfer coding not implemented");
   if (m_version_minor == 1 && m_host_count != 1)

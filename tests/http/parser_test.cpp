@@ -161,6 +161,9 @@ TEST(http_parser, smuggling_shapes_are_400) {
   EXPECT_EQ(status_of("POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n"), 400);
   EXPECT_EQ(status_of("POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding : chunked\r\n\r\n"), 400);
   EXPECT_EQ(status_of("POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: gzip, chunked\r\n\r\n"), 501);
+  // RFC 9112 §7: chunked defines no parameters, and their presence SHOULD be an error.
+  EXPECT_EQ(status_of("POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked;x=1\r\n\r\n0\r\n\r\n"), 400);
+  EXPECT_EQ(status_of("POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked ; q=0\r\n\r\n0\r\n\r\n"), 400);
 }
 
 TEST(http_parser, malformed_syntax_is_400) {
