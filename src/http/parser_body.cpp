@@ -166,7 +166,9 @@ parse_status request_parser::parse_chunk_line(const char* data, std::size_t len)
     size = size * 16 + detail::hex_value(p[i]);
     ++i;
   }
-  if (i == 0)
+  // A size ends at the line's end, or where an extension begins (optional whitespace,
+  // then ';'); anything else (`5x`, `0x5`, `-1`) is a bad size, not a bad extension.
+  if (i == 0 || (i < n && p[i] != ';' && p[i] != ' ' && p[i] != '\t'))
     return fail(400, "invalid chunk size");
   if (!valid_extensions(p, i, n))
     return fail(400, "invalid chunk extension");

@@ -236,6 +236,22 @@ TEST(http_parser, invalid_chunks_are_400) {
   EXPECT_EQ(parse_all(h + "5 ;a\r\nhello\r\n1\t;\tb = \"c\" ; d\r\n!\r\n0\r\n\r\n").requests.at(0).body, "hello!");
 }
 
+// The reason names what is wrong: a size followed by something that cannot start an
+// extension is a bad size; a bad extension after a good size is a bad extension.
+TEST(http_parser, malformed_chunk_sizes_are_named_as_sizes) {
+  const std::string h = "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n";
+  auto reason_of = [&](const char* body) {
+    request_parser p;
+    std::string s = h + body;  // decoded in place: the parser writes into it
+    EXPECT_EQ(p.parse(s.data(), s.size()), parse_status::error) << body;
+    return std::string(p.error_reason());
+  };
+  for (const char* body : {"5x\r\n", "0x5\r\n", "-5\r\n", "g\r\n", "5=1\r\n"})
+    EXPECT_EQ(reason_of(body), "invalid chunk size") << body;
+  for (const char* body : {"5;\r\n", "5 x\r\n", "5;a=\"x\r\n"})
+    EXPECT_EQ(reason_of(body), "invalid chunk extension") << body;
+}
+
 TEST(http_parser, obs_fold_and_space_before_colon_rejected) {
   EXPECT_EQ(status_of("GET / HTTP/1.1\r\nHost: a\r\nX: 1\r\n 2\r\n\r\n"), 400);
   EXPECT_EQ(status_of("GET / HTTP/1.1\r\nHost : a\r\n\r\n"), 400);
