@@ -25,14 +25,14 @@ void task_wait_box::stop_fn::operator()() const noexcept {
   // primitive must not be touched (it may be gone if the owner broke the lifetime rule).
   if (p->m_join.load(std::memory_order_acquire) & wait_notified)
     return;
-  task_wait_list* list = self->list;
-  if (list == nullptr)
+  task_wait_list* waiting_on = self->list;
+  if (waiting_on == nullptr)
     return;  // detached: its primitive was destroyed
   {
-    std::lock_guard<spin_lock> g(list->lock());
+    std::lock_guard<spin_lock> g(waiting_on->lock());
     if (!task_wait_list::linked(p))
       return;  // a signaller unlinked it first and notifies it
-    list->erase(p);
+    waiting_on->erase(p);
   }
   task_wait_notify(p, wait_canceled);
 }
