@@ -4,8 +4,8 @@
 ///
 /// ```
 /// saturn::event ready;
-/// // task A:                           // task B, or a plain thread:
-/// if (!co_await ready.wait()) ...;     ready.set();
+/// // task A:                                      // task B, or a plain thread:
+/// if (auto r = co_await ready.wait(); !r) ...;    ready.set();
 /// ```
 #pragma once
 
