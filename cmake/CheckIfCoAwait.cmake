@@ -14,7 +14,8 @@ elseif(NOT saturn_if_co_await_run EQUAL 0)
   set(SATURN_IF_CO_AWAIT_BROKEN ON)
   message(WARNING
     "saturn: ${CMAKE_CXX_COMPILER_ID} ${CMAKE_CXX_COMPILER_VERSION} miscompiles a coroutine whose body declares "
-    "no local variable and has co_await in an `if` condition: resuming it runs nothing of the body. "
+    "no local variable and has co_await in the condition of an if, while, do, for or switch: resuming it runs "
+    "nothing of the body. "
     "In such a body name the result first (`auto r = co_await x; if (r) ...`, or "
     "`if (auto r = co_await x; r) ...`), or build with clang (the clang-release preset). "
     "See README.md, \"Known compiler issues\".")
