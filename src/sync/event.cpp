@@ -33,22 +33,16 @@ bool event_core::suspend(promise_base* p) noexcept {
   {
     std::lock_guard<spin_lock> g(m_lock);
     // ordering: relaxed under the lock, which orders it with set().
-    if (m_set.load(std::memory_order_relaxed)) {
-      t_running = p;  // ok: no wait bits recorded
-      return false;
-    }
+    if (m_set.load(std::memory_order_relaxed))
+      return false;  // ok: no wait bits recorded
     if (p->token().stop_requested()) {
       // ordering: relaxed; read back by this task in await_resume.
       p->m_join.fetch_or(wait_canceled, std::memory_order_relaxed);
-      t_running = p;
       return false;
     }
     m_waiters.push_back(p);
   }
-  if (task_wait_park(p, &m_waiters))
-    return true;
-  t_running = p;
-  return false;
+  return task_wait_park(p, &m_waiters);
 }
 
 }  // namespace saturn::detail

@@ -52,10 +52,7 @@ void leave_task_wait(promise_base* p) noexcept {
         list->erase(p);
     }
   }
-  if (bits & wait_boxed)
-    delete wait_box(p);  // lifetime: waits for a stop callback running on another thread
-  // ordering: relaxed; nobody else reads the bits of a task being destroyed or abandoned.
-  p->m_join.fetch_and(~std::uint32_t{wait_bits}, std::memory_order_relaxed);
+  (void)task_wait_finish(p);  // frees the box, clears the bits
 }
 
 task_wait_list::~task_wait_list() {

@@ -38,7 +38,7 @@ class event_core {
     return m_set.load(std::memory_order_acquire);
   }
   /// await_suspend's work (a task_wait): false when the wait is over without suspending
-  /// (set, or the task's stop token stopped), with t_running set to `p`.
+  /// (set, or the task's stop token stopped).
   bool suspend(promise_base* p) noexcept;
 
  private:
@@ -87,7 +87,11 @@ class [[nodiscard]] event_awaiter {
     static_assert(saturn_promise<P>, "saturn::event::wait() must be awaited from a saturn::task");
     event_core& e = pending();
     t_pending_event_wait = {};
-    return e.suspend(&h.promise());
+    promise_base* p = &h.promise();
+    if (e.suspend(p))
+      return true;
+    t_running = p;  // going on at once: await_resume finds its task here, as after a wake
+    return false;
   }
   wait_result await_resume() noexcept {
     promise_base* p = resumed_task();

@@ -156,11 +156,11 @@ class task_wait_list {
 
 /// After push_back, with the lock released: arms cancellation and publishes the
 /// suspension. Returns await_suspend's answer (false: notified already, go on at once;
-/// the caller then sets t_running to `p`).
+/// the awaiter then sets t_running to `p`).
 bool task_wait_park(promise_base* p, task_wait_list* list) noexcept;
 
-/// In await_resume: frees the stop-callback box and clears the wait bits. Returns true
-/// when the wait ended canceled. The task's own thread.
+/// In await_resume (and leave_task_wait): frees the stop-callback box and clears the wait
+/// bits. Returns true when the wait ended canceled. The thread that owns the task.
 inline bool task_wait_finish(promise_base* p) noexcept {
   // ordering: acquire pairs with task_wait_notify's release (the wake hand-off orders it
   // too, but the not-suspended path has only this).

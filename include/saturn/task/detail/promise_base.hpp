@@ -50,11 +50,7 @@ struct promise_base : runnable {
   promise_base() noexcept {}
   promise_base(const promise_base&) = delete;
   promise_base& operator=(const promise_base&) = delete;
-  ~promise_base() {
-    // ordering: relaxed; the frame is destroyed by the thread that owns the task now.
-    if (m_join.load(std::memory_order_relaxed) & wait_bits) [[unlikely]]
-      leave_task_wait(this);
-  }
+  ~promise_base() { leave_wait(); }  // a frame destroyed while it waits (a runtime shutting down)
 
   std::coroutine_handle<> m_continuation{};
   task_context* m_ctx = nullptr;
@@ -80,10 +76,12 @@ struct promise_base : runnable {
   const std::exception_ptr* exception_slot() const noexcept {
     return reinterpret_cast<const std::exception_ptr*>(m_outcome_space);
   }
-  /// Before storing an outcome on a task that may still wait (a runtime abandoning it).
+  /// Ends a wait left in place: before storing an outcome on a task that may still wait
+  /// (a runtime abandoning it), and when its frame is destroyed.
   void leave_wait() noexcept {
-    // ordering: relaxed; single-threaded (the task is not running, the runtime is shutting down).
-    if (m_join.load(std::memory_order_relaxed) & wait_bits)
+    // ordering: relaxed; the task is not running, and whoever handed it to this thread
+    // ordered its bits (leave_task_wait reloads them with acquire).
+    if (m_join.load(std::memory_order_relaxed) & wait_bits) [[unlikely]]
       leave_task_wait(this);
   }
 
