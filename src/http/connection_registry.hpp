@@ -31,9 +31,8 @@ struct sweep_limits {
   std::int64_t header_ms;
   std::int64_t idle_ms;
   std::int64_t send_ms;
-  /// Stopping: every idle or reading connection goes at once, a busy or sending one once
-  /// it has been so for `grace_ms` since `stop_ms`.
-  bool stopping = false;
+  /// Stopping (`stop_ms` != 0, the time of the stop): every idle or reading connection
+  /// goes at once, a busy or sending one once `grace_ms` have passed since `stop_ms`.
   std::int64_t stop_ms = 0;
   std::int64_t grace_ms = 0;
 };
@@ -89,7 +88,7 @@ struct connection_registry {
       std::int64_t age = now - e->since_ms.load(std::memory_order_relaxed);
       bool expired = (s == conn_state::reading && age >= l.header_ms) || (s == conn_state::idle && age >= l.idle_ms) ||
                      (s == conn_state::sending && age >= l.send_ms);
-      if (l.stopping)
+      if (l.stop_ms != 0)
         expired = expired || s == conn_state::idle || s == conn_state::reading || now - l.stop_ms >= l.grace_ms;
       if (expired) {
         e->state.store(conn_state::closing, std::memory_order_relaxed);

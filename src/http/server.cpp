@@ -60,11 +60,8 @@ void server::begin_stop() noexcept {
 void server::sweep_now(std::int64_t now) noexcept {
   detail::sweep_limits l{m_opts.header_timeout.count(), m_opts.idle_timeout.count(), m_opts.send_timeout.count()};
   // ordering: relaxed; only the time is needed (the registry's mutex orders the rest).
-  if (const std::int64_t stop_ms = m_stop_ms.load(std::memory_order_relaxed); stop_ms != 0) {
-    l.stopping = true;
-    l.stop_ms = stop_ms;
-    l.grace_ms = m_opts.stop_grace.count();
-  }
+  l.stop_ms = m_stop_ms.load(std::memory_order_relaxed);
+  l.grace_ms = m_opts.stop_grace.count();
   m_registry->sweep(now, l);
 }
 
