@@ -1,9 +1,13 @@
 /// \file
-/// HTTP/1.1: the request parser, responses and their writer, the router, the server.
+/// HTTP/1.1: the request parser, responses and their writer, the router, the server, and
+/// http::serve (a whole service in one call).
 #pragma once
 
 #include <saturn/http/parser.hpp>
 #include <saturn/http/request.hpp>
 #include <saturn/http/response.hpp>
+#include <saturn/http/route_params.hpp>
 #include <saturn/http/router.hpp>
+#include <saturn/http/serve.hpp>
 #include <saturn/http/server.hpp>
+#include <saturn/http/text_value.hpp>

@@ -42,7 +42,7 @@ response unrouted(const router& r, const request& req, std::string_view path, in
     // OPTIONS * (the parser allows '*' with OPTIONS only): the server's methods, no body
     // (RFC 9110 §9.3.7).
     response resp;
-    resp.content_type = {};
+    resp.content_type = text_value{};
     resp.add_header("Allow", r.allowed_methods("*"));
     return resp;
   }
@@ -109,11 +109,12 @@ task<void> server::serve_connection(net::tcp_stream s) {
         break;
       }
       entry.state.store(detail::conn_state::busy, std::memory_order_relaxed);
-      const request& req = parser.get();
+      request& req = parser.get();
       write_options wo{req.keep_alive, req.version_minor, req.method == "HEAD"};
       const std::string_view path = normalize_path(req.path, path_scratch);
       route_match m = m_router.match(req.method, path);
       if (m.fn) {
+        req.m_params = &m.params;  // lifetime: m outlives the handler's task (this block)
         bool threw = false;
         try {
           task<response> t = (*m.fn)(req, m.params);
@@ -125,6 +126,7 @@ task<void> server::serve_connection(net::tcp_stream s) {
         } catch (const std::exception&) {
           threw = true;
         }
+        req.m_params = nullptr;
         if (threw) {
           write_error(out, 500, "handler failed", m_opts.server_name, wo.head);
           open = false;

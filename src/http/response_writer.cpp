@@ -1,10 +1,13 @@
 // Serializing responses. The status line of common codes and the Date field are
 // precomputed; a response is a handful of appends into the connection's buffer.
 #include <saturn/http/response.hpp>
+#include <saturn/http/request.hpp>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <stdexcept>
 
 namespace saturn::http {
 
@@ -108,8 +111,44 @@ std::string_view http_date() noexcept {
   return {t_date.text, 29};
 }
 
+namespace {
+/// RFC 9110 §5.6.2 tchar.
+bool is_tchar(unsigned char c) noexcept {
+  if ((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'))
+    return true;
+  return std::string_view("!#$%&'*+-.^_`|~").find(static_cast<char>(c)) != std::string_view::npos;
+}
+}  // namespace
+
+void response::add_header(text_value name, text_value value) {
+  std::string_view n = name.view();
+  if (n.empty() || !std::all_of(n.begin(), n.end(), [](char c) { return is_tchar(static_cast<unsigned char>(c)); }))
+    throw std::invalid_argument("http::response::add_header: field name \"" + std::string(n) +
+                                "\" is not a token (RFC 9110 section 5.1)");
+  std::string_view v = value.view();
+  if (v.find_first_of(std::string_view("\r\n\0", 3)) != std::string_view::npos) {
+    std::string clean(v);
+    for (char& c : clean)
+      if (c == '\r' || c == '\n' || c == '\0')
+        c = ' ';
+    value = text_value(std::move(clean));
+  }
+  m_headers.emplace_back(std::move(name), std::move(value));
+}
+
+std::string_view response::header(std::string_view name) const noexcept {
+  for (auto& [n, v] : m_headers)
+    if (iequals(n.view(), name))
+      return v.view();
+  return {};
+}
+
 void write_response(std::string& out, const response& r, const write_options& opts, std::string_view server) {
-  std::string_view body = r.body();
+  // RFC 9110 §6.4.1, §8.6: 1xx, 204 and 304 have no content, and 1xx / 204 no
+  // Content-Length; a 304 omits it too (it would have to be the selected
+  // representation's length, which a handler answering 304 need not know).
+  const bool no_content = (r.status >= 100 && r.status < 200) || r.status == 204 || r.status == 304;
+  std::string_view body = no_content ? std::string_view{} : r.body();
   char status_digits[24], length_digits[24];
   char* status_end = status_digits + sizeof status_digits;
   char* length_end = length_digits + sizeof length_digits;
@@ -128,7 +167,7 @@ void write_response(std::string& out, const response& r, const write_options& op
     connection = "\r\nConnection: keep-alive";
 
   std::size_t n = (r.status == 200 ? 17 : 9 + status_text.size() + 1 + reason.size() + 2) + 8 + server.size() + 8 + 29 +
-                  (r.content_type.empty() ? 0 : 16 + r.content_type.size()) + 18 + length.size() + connection.size() + 4 +
+                  (r.content_type.empty() ? 0 : 16 + r.content_type.size()) + (no_content ? 0 : 18 + length.size()) + connection.size() + 4 +
                   (opts.head ? 0 : body.size());
   for (auto& [name, value] : r.headers())
     n += 2 + name.size() + 2 + value.size();
@@ -150,10 +189,12 @@ void write_response(std::string& out, const response& r, const write_options& op
   c.put(http_date());
   if (!r.content_type.empty()) {
     c.lit("\r\nContent-Type: ");
-    c.put(r.content_type);
+    c.put(r.content_type.view());
   }
-  c.lit("\r\nContent-Length: ");
-  c.put(length);
+  if (!no_content) {
+    c.lit("\r\nContent-Length: ");
+    c.put(length);
+  }
   c.put(connection);
   for (auto& [name, value] : r.headers()) {
     c.lit("\r\n");

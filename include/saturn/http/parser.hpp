@@ -59,6 +59,7 @@ class request_parser {
 
   /// The request, valid after parse() returned complete (views into that call's `data`).
   const request& get() const noexcept { return m_req; }
+  request& get() noexcept { return m_req; }
   /// Bytes the completed request occupied on the wire (its framing included).
   std::size_t consumed() const noexcept { return m_pos; }
   /// Status to answer after an error (400, 413, 431, 501, 505).

@@ -4,6 +4,8 @@
 /// that buffer again — i.e. for as long as the request's handler runs.
 #pragma once
 
+#include <saturn/http/route_params.hpp>
+
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -62,9 +64,15 @@ class request {
         return m_headers[i].value;
     return {};
   }
+  /// The matched route's `{name}` values (empty outside a handler, or for a route
+  /// without parameters). The same values the two-argument handler form receives.
+  const route_params& params() const noexcept { return m_params != nullptr ? *m_params : k_no_params; }
 
  private:
   friend class request_parser;
+  friend class server;
+  inline static const route_params k_no_params{};
+  const route_params* m_params = nullptr;
   header_field m_headers[max_header_fields];
   std::size_t m_count = 0;
 };

@@ -4,6 +4,8 @@
 /// Content-Type, Content-Length, Connection when needed, extra fields, body).
 #pragma once
 
+#include <saturn/http/text_value.hpp>
+
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -12,44 +14,73 @@
 
 namespace saturn::http {
 
-/// A response. Threading: a plain value; built by a handler, serialized by its connection.
+/// A response. Owns everything it says: its Content-Type and header fields are literals or
+/// owned copies (text_value), and its body is owned unless built by with_static_body.
+/// Threading: a plain value; built by a handler, serialized by its connection.
+///
+///     co_return response::text("hello\n");                 // 200 text/plain
+///     co_return response::json(200, rendered);               // 200 application/json
+///     response r(404, "text/plain", "no such item\n");
+///     r.add_header("Cache-Control", "no-store");
 class response {
  public:
   int status = 200;
-  std::string_view content_type = "text/plain";  ///< must outlive the response (a literal)
+  text_value content_type = "text/plain";  ///< empty: no Content-Type field
   bool close = false;  ///< close the connection after this response
 
   response() = default;
-  /// A response with `status` and a body that is copied (small bodies need no allocation).
-  response(int st, std::string_view type, std::string body) : status(st), content_type(type), m_owned(std::move(body)) {}
+  /// A response with `status`, `type` and an owned `body` (moved in: no copy).
+  response(int st, text_value type, std::string body)
+      : status(st), content_type(std::move(type)), m_owned(std::move(body)) {}
 
-  /// A response whose body is static data (a literal): nothing is copied. `body` must
-  /// outlive the response's serialization.
-  static response with_static_body(int st, std::string_view type, std::string_view body) {
+  /// 200 text/plain (UTF-8) with `body`.
+  static response text(std::string body, int st = 200) {
+    return response(st, "text/plain; charset=utf-8", std::move(body));
+  }
+  /// `st` application/json with `body` (already serialized JSON).
+  static response json(int st, std::string body) { return response(st, "application/json", std::move(body)); }
+  /// A status with no body and no Content-Type (204, 304, a bare 404...).
+  static response empty(int st) {
     response r;
     r.status = st;
-    r.content_type = type;
+    r.content_type = text_value{};
+    return r;
+  }
+
+  /// A response whose body is data of static storage duration (a literal, a constant
+  /// table): nothing is copied. Anything else must be passed as a std::string to the
+  /// constructor instead; a view of memory that dies before the send is a use after free.
+  static response with_static_body(int st, text_value type, std::string_view body) {
+    response r;
+    r.status = st;
+    r.content_type = std::move(type);
     r.m_static = body;
     r.m_is_static = true;
     return r;
   }
-  /// Replaces the body with a copy of `b`.
+  /// Replaces the body with `b` (owned).
   void set_body(std::string b) {
     m_owned = std::move(b);
     m_is_static = false;
   }
   /// The body bytes.
   std::string_view body() const noexcept { return m_is_static ? m_static : std::string_view(m_owned); }
-  /// Adds a header field (name and value are copied; do not add Content-Length, Date or Server).
-  void add_header(std::string name, std::string value) { m_headers.emplace_back(std::move(name), std::move(value)); }
+  /// Adds a header field; both are stored (literals viewed, anything else copied). `name`
+  /// must be a token (RFC 9110 §5.1) else std::invalid_argument is thrown (a programming
+  /// error). A CR, LF or NUL in `value` is replaced by a space, so data that reaches a
+  /// header cannot split the response. The server writes Content-Length, Date and Server
+  /// itself (and Connection when it closes): do not add those.
+  void add_header(text_value name, text_value value);
+  /// The first added field named `name` (case-insensitive), or an empty view.
+  std::string_view header(std::string_view name) const noexcept;
   /// Extra header fields, in order added.
-  const std::vector<std::pair<std::string, std::string>>& headers() const noexcept { return m_headers; }
+  const std::vector<std::pair<text_value, text_value>>& headers() const noexcept { return m_headers; }
 
  private:
   std::string m_owned;
   std::string_view m_static;
   bool m_is_static = false;
-  std::vector<std::pair<std::string, std::string>> m_headers;
+  std::vector<std::pair<text_value, text_value>> m_headers;
 };
 
 /// The reason phrase of `status` ("OK", "Not Found", ...), "Unknown" if none is known.

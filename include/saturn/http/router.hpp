@@ -19,40 +19,19 @@
 #include <functional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 namespace saturn::http {
 
-/// The values of a matched route's `{name}` segments (views into the request's path).
-class route_params {
- public:
-  static constexpr std::size_t max_params = 8;
-  /// The value of parameter `name`, or an empty view.
-  std::string_view get(std::string_view name) const noexcept {
-    for (std::size_t i = 0; i < m_count; ++i)
-      if (std::string_view(m_slots[i].name, m_slots[i].name_len) == name)
-        return {m_slots[i].value, m_slots[i].value_len};
-    return {};
-  }
-  std::size_t size() const noexcept { return m_count; }
-
- private:
-  friend class router;
-  // Plain slots with no initializer: a match costs nothing for the slots it does not
-  // fill (m_count says which are valid).
-  struct slot {
-    const char* name;
-    std::size_t name_len;
-    const char* value;
-    std::size_t value_len;
-  };
-  slot m_slots[max_params];
-  std::size_t m_count = 0;
-};
-
 /// A handler: given the request and the route's parameters, produces the response. Both
-/// stay valid until the returned task ends.
+/// stay valid until the returned task ends. A handler that needs no parameters (or reads
+/// them as `req.params()`) may take the request alone; router::add accepts both forms.
 using handler = std::function<task<response>(const request&, const route_params&)>;
+
+/// A handler of the short form: the request alone (its parameters are `req.params()`).
+template <class F>
+concept request_handler = std::is_invocable_r_v<task<response>, F&, const request&>;
 
 /// The result of a match: the handler (null if none), its parameters, and the status to
 /// answer when there is no handler: 404 no such path, 405 the path exists for other
@@ -85,8 +64,24 @@ class router {
   /// Adds a route. `method` is matched exactly ("GET" also serves HEAD); `pattern` starts
   /// with '/'. Throws std::invalid_argument for a malformed pattern (a programming error).
   void add(std::string_view method, std::string_view pattern, handler fn);
-  /// Shorthand for add("GET", ...).
-  void get(std::string_view pattern, handler fn) { add("GET", pattern, std::move(fn)); }
+  /// Adds a route whose handler takes the request alone (`task<response>(const request&)`).
+  template <request_handler F>
+    requires(!std::is_invocable_v<F&, const request&, const route_params&>)
+  void add(std::string_view method, std::string_view pattern, F fn) {
+    add(method, pattern, handler([f = std::move(fn)](const request& req, const route_params&) mutable {
+          return f(req);
+        }));
+  }
+  /// Shorthand for add("GET", ...), either handler form.
+  template <class F>
+  void get(std::string_view pattern, F fn) {
+    add("GET", pattern, std::move(fn));
+  }
+  /// Shorthand for add("POST", ...), either handler form.
+  template <class F>
+  void post(std::string_view pattern, F fn) {
+    add("POST", pattern, std::move(fn));
+  }
   /// Finds the route for `method` and `path` (no query; normalize_path it first). Routes
   /// are tried in order added.
   route_match match(std::string_view method, std::string_view path) const noexcept;

@@ -16,8 +16,11 @@
 ///
 /// Threading: serve() runs as a task on any saturn scheduler (thread_pool io mode: the
 /// connections are spawned onto the pool and spread by work stealing). stop() may be
-/// called from any thread. A signal-raising write on a closed socket is avoided only if
-/// the process ignores SIGPIPE (saturn-http does).
+/// called from any thread. Every send passes MSG_NOSIGNAL: a client that closed never
+/// raises SIGPIPE.
+///
+/// Most services need not build this by hand: http::serve (serve.hpp) binds a listener per
+/// worker, runs one serve() on each and stops on SIGINT / SIGTERM.
 #pragma once
 
 #include <saturn/http/parser.hpp>

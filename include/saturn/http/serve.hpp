@@ -1,0 +1,56 @@
+/// \file
+/// `http::serve`: a whole HTTP/1.1 service in one call — the layout that serves fastest on
+/// a thread_pool (one SO_REUSEPORT listener per worker, each accepting its own
+/// connections, whose tasks start on that worker), a connection limit that holds, and a
+/// graceful stop on SIGINT / SIGTERM.
+///
+///     saturn::thread_pool pool;
+///     saturn::http::router routes;
+///     routes.get("/hello", [](const saturn::http::request&) -> saturn::task<saturn::http::response> {
+///       co_return saturn::http::response::text("hello\n");
+///     });
+///     auto served = saturn::http::serve(pool, routes, saturn::net::address::loopback_v4(8080));
+///     if (!served) std::fprintf(stderr, "%s\n", served.err().message().c_str());
+#pragma once
+
+#include <saturn/http/router.hpp>
+#include <saturn/http/server.hpp>
+#include <saturn/net/address.hpp>
+#include <saturn/result.hpp>
+#include <saturn/sched/thread_pool.hpp>
+
+#include <functional>
+#include <stop_token>
+
+namespace saturn::http {
+
+/// How serve() listens and when it stops, on top of the server's own options.
+struct serve_options : server_options {
+  /// How many SO_REUSEPORT listeners: 0 means one per pool worker (each worker accepts
+  /// its own connections, and their tasks start there); 1 means one listener shared by
+  /// the pool.
+  unsigned listeners = 0;
+  /// Stop gracefully on SIGINT and SIGTERM: accepting stops, handlers in flight are
+  /// cancelled and have stop_grace to answer, then serve() returns success. serve()
+  /// installs its own handlers for the two signals while it runs and restores the old
+  /// ones when it returns; the signals must not be blocked in the pool's threads.
+  bool stop_on_signals = true;
+  /// Another way to stop (any thread): serving ends as on a signal when it is requested.
+  std::stop_token stop{};
+  /// Called once every listener is bound and before the first connection is accepted,
+  /// with the address listened on (its port is the one the kernel chose when `addr` had
+  /// port 0). On the thread that called serve().
+  std::function<void(const net::address&)> on_listening{};
+};
+
+/// Serves `routes` on `addr` with `pool` until a stop (see serve_options) and returns
+/// once every connection has ended. Returns the bind error ("bind 127.0.0.1:80:
+/// Permission denied") without serving, or an accept error that is not transient.
+///
+/// Threading: blocks the calling thread, which must not be one of `pool`'s workers
+/// (call it from main, as thread_pool::block_on). `routes` must not change while it runs.
+/// Listening sockets accept one connection per call (no multishot accept), so
+/// max_connections bounds the descriptors exactly.
+result<void> serve(thread_pool& pool, const router& routes, const net::address& addr, serve_options opts = {});
+
+}  // namespace saturn::http
