@@ -43,9 +43,9 @@ struct connect_awaiter : io_awaiter<connect_awaiter, void> {
     if (m_timed)
       l.link_timeout(&m_ts);
   }
-  void cancel_now() noexcept {
+  void cancel_io() noexcept {
     m_stopped = true;
-    io_awaiter::cancel_now();
+    io_awaiter::cancel_io();
   }
   result<void> await_resume() noexcept {
     if (m_res == -ECANCELED && m_timed && !m_stopped)
@@ -99,9 +99,9 @@ struct send_all_awaiter : io_awaiter<send_all_awaiter, std::size_t> {
     const std::size_t left = m_len - m_done;
     return left > (1u << 30) ? (1u << 30) : static_cast<unsigned>(left);
   }
-  void cancel_now() noexcept {
+  void cancel_io() noexcept {
     m_stopped = true;
-    io_awaiter::cancel_now();
+    io_awaiter::cancel_io();
   }
   static void on_step(operation* op, int res, unsigned flags) noexcept {
     auto* self = static_cast<send_all_awaiter*>(op);
