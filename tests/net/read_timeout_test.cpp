@@ -18,24 +18,6 @@ using namespace std::chrono_literals;
 
 namespace {
 
-struct tcp_pair {
-  net::tcp_stream client;
-  net::tcp_stream server;
-};
-
-task<result<tcp_pair>> connect_tcp_pair() {
-  auto l = net::tcp_listener::bind(net::address::loopback_v4(0));
-  if (!l)
-    co_return l.err();
-  auto c = co_await net::tcp_stream::connect(net::address::loopback_v4(l->local_address()->port()));
-  if (!c)
-    co_return c.err();
-  auto s = co_await l->accept();
-  if (!s)
-    co_return s.err();
-  co_return tcp_pair{std::move(*c), std::move(*s)};
-}
-
 std::span<const std::byte> bytes_of(std::string_view s) { return std::as_bytes(std::span(s.data(), s.size())); }
 
 // Checks the timeout on `reader` (peer `writer` sends nothing first), then that the
