@@ -9,6 +9,9 @@
 ///     buffer ring (no buffer per connection while idle, no SQE per message). The bytes it
 ///     returns stay valid until the next receive() or close — send them straight from there.
 ///
+/// Idle connections: set_read_timeout(d) makes every recv() and receive() that gets no byte
+/// within `d` end with timed_out, the stream still usable (buffered_reader honours it too).
+///
 /// Threading: one task uses a stream at a time (it is not a concurrent queue). Awaits may
 /// run on any worker; a receive() continues on the loop that first served it. Every await
 /// is cancellable through the task's stop token (it ends with operation_canceled).
