@@ -1,8 +1,10 @@
 /// \file
-/// Networking on the ring: addresses, TCP listeners and streams, UDP, Unix sockets.
+/// Networking on the ring: addresses, TCP listeners and streams, UDP, Unix sockets, and a
+/// buffered reader for lines and records.
 #pragma once
 
 #include <saturn/net/address.hpp>
+#include <saturn/net/buffered_reader.hpp>
 #include <saturn/net/stream_socket.hpp>
 #include <saturn/net/tcp_listener.hpp>
 #include <saturn/net/tcp_stream.hpp>

@@ -261,8 +261,24 @@ bool ms_await::suspend_on_owner() noexcept {
   if (m_src->try_take(m_item))
     return false;
   m_src->set_waiter(this);
+  if (m_timeout.count() > 0) [[unlikely]] {
+    // Before arm_cancellation, which may cancel at once (and then disarms this timer).
+    m_timer.self = this;
+    m_timer.m_fire = &on_timer;
+    m_src->owner()->add_timer(&m_timer, clock::now() + m_timeout);
+  }
   this->arm_cancellation(m_waiting, m_src->owner());
   return true;
+}
+
+void ms_await::on_timer(timer_node* t, run_mode mode) noexcept {
+  ms_await* self = static_cast<wait_timer*>(t)->self;
+  if (mode != run_mode::run)
+    return;  // the loop is going away: its exit hook drops the waiter
+  self->m_src->remove_waiter(self);
+  self->m_item = ms_item{-ETIMEDOUT, ms_f_timeout};
+  if (self->complete_may_resume())
+    self->m_waiting->wake();
 }
 
 void ms_await::run_hop(runnable* r, run_mode mode) noexcept {
@@ -274,12 +290,14 @@ void ms_await::run_hop(runnable* r, run_mode mode) noexcept {
 }
 
 void ms_await::deliver(ms_item it) noexcept {
+  disarm_timer();
   m_item = it;
   if (this->complete_may_resume())
     m_waiting->wake();
 }
 
 void ms_await::cancel_now() noexcept {
+  disarm_timer();
   m_src->remove_waiter(this);
   m_item = ms_item{-ECANCELED, 0};
   if (this->complete_may_resume())

@@ -75,6 +75,24 @@ inline task<std::vector<std::byte>> read_exactly(net::stream_socket& s, std::siz
   co_return out;
 }
 
+/// A connected TCP pair on 127.0.0.1 (the listener is closed once both ends exist).
+struct tcp_pair {
+  net::tcp_stream client;
+  net::tcp_stream server;
+};
+inline task<saturn::result<tcp_pair>> connect_tcp_pair() {
+  auto l = net::tcp_listener::bind(net::address::loopback_v4(0));
+  if (!l)
+    co_return l.err();
+  auto c = co_await net::tcp_stream::connect(net::address::loopback_v4(l->local_address()->port()));
+  if (!c)
+    co_return c.err();
+  auto s = co_await l->accept();
+  if (!s)
+    co_return s.err();
+  co_return tcp_pair{std::move(*c), std::move(*s)};
+}
+
 }  // namespace net_test
 
 /// gtest's ASSERT_* return from the function, which a coroutine cannot: these co_return.

@@ -9,6 +9,9 @@
 ///     buffer ring (no buffer per connection while idle, no SQE per message). The bytes it
 ///     returns stay valid until the next receive() or close — send them straight from there.
 ///
+/// Idle connections: set_read_timeout(d) makes every recv() and receive() that gets no byte
+/// within `d` end with timed_out, the stream still usable (buffered_reader honours it too).
+///
 /// Threading: one task uses a stream at a time (it is not a concurrent queue). Awaits may
 /// run on any worker; a receive() continues on the loop that first served it. Every await
 /// is cancellable through the task's stop token (it ends with operation_canceled).
@@ -24,6 +27,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstddef>
 #include <span>
 #include <utility>
@@ -38,7 +42,7 @@ class receive_awaiter : public ms_await {
   result<std::span<const std::byte>> await_resume() noexcept {
     ms_item it = take_item();
     if (it.res < 0)
-      return errno_error(it.res, "recv");
+      return errno_error(it.res, (it.flags & ms_f_timeout) != 0 ? recv_timeout_name : "recv");
     if (it.res > 0 && (it.flags & ms_f_spare) != 0)
       return std::span<const std::byte>(m_src->spare(), static_cast<std::size_t>(it.res));
     if (it.res == 0 || (it.flags & cqe_f_buffer) == 0)
@@ -63,13 +67,17 @@ class stream_socket {
   /// Adopts a connected stream socket fd.
   explicit stream_socket(int fd) noexcept : m_fd(fd) {}
   stream_socket(stream_socket&& o) noexcept
-      : m_fd(std::exchange(o.m_fd, -1)), m_src(std::exchange(o.m_src, nullptr)), m_ropts(o.m_ropts) {}
+      : m_fd(std::exchange(o.m_fd, -1)),
+        m_src(std::exchange(o.m_src, nullptr)),
+        m_ropts(o.m_ropts),
+        m_read_timeout(o.m_read_timeout) {}
   stream_socket& operator=(stream_socket&& o) noexcept {
     if (this != &o) {
       reset();
       m_fd = std::exchange(o.m_fd, -1);
       m_src = std::exchange(o.m_src, nullptr);
       m_ropts = o.m_ropts;
+      m_read_timeout = o.m_read_timeout;
     }
     return *this;
   }
@@ -84,9 +92,11 @@ class stream_socket {
     return std::exchange(m_fd, -1);
   }
 
-  /// One recv(2) into `buf`: the byte count, 0 at end of stream. Suspends.
+  /// One recv(2) into `buf`: the byte count, 0 at end of stream. Suspends. With a read
+  /// timeout set, ends with std::errc::timed_out ("recv (read timeout)") when no byte came
+  /// within it; the stream stays usable.
   detail::recv_awaiter recv(std::span<std::byte> buf) noexcept {
-    return detail::recv_awaiter(m_fd, buf.data(), static_cast<unsigned>(buf.size()), 0);
+    return detail::recv_awaiter(m_fd, buf.data(), static_cast<unsigned>(buf.size()), 0, m_read_timeout);
   }
   /// The next bytes of the stream from the multishot receive (see the file comment): a
   /// span valid until the next receive() or close, empty at end of stream. Does not
@@ -94,8 +104,17 @@ class stream_socket {
   detail::receive_awaiter receive() {
     if (m_src == nullptr)
       m_src = new detail::multishot_source(detail::multishot_source::kind::recv, m_fd, m_ropts.queue_limit);
-    return detail::receive_awaiter(m_src);
+    return detail::receive_awaiter(m_src, m_read_timeout);
   }
+  /// Idle-read deadline: every later recv() and receive() that gets no byte within `d`
+  /// ends with std::errc::timed_out (operation "recv (read timeout)") and the stream stays
+  /// usable: no byte is lost, the next read continues the stream. 0 (the default): no
+  /// deadline, and no timer is armed. A loop timer per waiting read, no kernel object. Set
+  /// it between reads, from the task that uses the stream; an await already waiting keeps
+  /// the deadline it started with.
+  void set_read_timeout(std::chrono::milliseconds d) noexcept { m_read_timeout = d; }
+  /// The idle-read deadline (0: none).
+  std::chrono::milliseconds read_timeout() const noexcept { return m_read_timeout; }
   /// Sets receive() tuning; before the first receive().
   void set_receive_options(const receive_options& o) noexcept { m_ropts = o; }
   /// Chunks queued by receive() and not yet taken (tests).
@@ -150,6 +169,7 @@ class stream_socket {
   int m_fd = -1;
   detail::multishot_source* m_src = nullptr;
   receive_options m_ropts{};
+  std::chrono::milliseconds m_read_timeout{0};
 };
 
 }  // namespace saturn::net

@@ -63,7 +63,10 @@ struct io_awaiter : operation, cancellable<io_awaiter<Derived, T>> {
       self->m_promise->wake();
   }
 
-  void cancel_now() noexcept { this->m_loop->submit_cancel(this); }
+  /// cancellable's hook (its Derived is this class, not the awaiter): forwards to the
+  /// awaiter's cancel_io, which an awaiter shadows to note the stop before cancelling.
+  void cancel_now() noexcept { static_cast<Derived*>(this)->cancel_io(); }
+  void cancel_io() noexcept { this->m_loop->submit_cancel(this); }
 };
 
 struct nop_awaiter : io_awaiter<nop_awaiter, void> {

@@ -32,6 +32,7 @@
 
 #include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <coroutine>
 #include <cstddef>
 #include <cstdint>
@@ -43,6 +44,8 @@ namespace saturn::net::detail {
 
 /// Item flag (not a kernel CQE flag): the bytes are in the source's spare buffer.
 inline constexpr unsigned ms_f_spare = 1u << 14;
+/// Item flag (not a kernel CQE flag): the wait's read timeout ended it (res -ETIMEDOUT).
+inline constexpr unsigned ms_f_timeout = 1u << 13;
 
 /// One CQE as the consumer sees it.
 struct ms_item {
@@ -124,10 +127,13 @@ class multishot_source final : public operation, private loop_exit_hook {
 };
 
 /// Awaits the next item of a multishot_source; cancellable through the task's stop token
-/// (the wait ends with -ECANCELED, the operation itself stays armed).
+/// (the wait ends with -ECANCELED, the operation itself stays armed). With `timeout` > 0 a
+/// wait that gets no item within it ends with -ETIMEDOUT (flag ms_f_timeout): a loop timer
+/// on the owner loop drops the waiter; the operation stays armed and keeps what arrives.
 class ms_await : public saturn::detail::cancellable<ms_await> {
  public:
-  explicit ms_await(multishot_source* src) noexcept : m_src(src) {}
+  explicit ms_await(multishot_source* src, std::chrono::milliseconds timeout = {}) noexcept
+      : m_src(src), m_timeout(timeout) {}
   ms_await(const ms_await&) = delete;
   ms_await& operator=(const ms_await&) = delete;
 
@@ -159,7 +165,16 @@ class ms_await : public saturn::detail::cancellable<ms_await> {
   bool suspend(saturn::detail::promise_base* p) noexcept;
   bool suspend_on_owner() noexcept;
   static void run_hop(runnable* r, run_mode mode) noexcept;
+  static void on_timer(timer_node* t, run_mode mode) noexcept;
+  void disarm_timer() noexcept {
+    if (m_timer.armed())
+      m_src->owner()->cancel_timer(&m_timer);
+  }
   saturn::detail::promise_base* m_waiting = nullptr;
+  std::chrono::milliseconds m_timeout;
+  struct wait_timer : timer_node {
+    ms_await* self = nullptr;
+  } m_timer;
   struct hop_node : runnable {
     ms_await* self = nullptr;
   } m_hop;

@@ -43,9 +43,9 @@ struct connect_awaiter : io_awaiter<connect_awaiter, void> {
     if (m_timed)
       l.link_timeout(&m_ts);
   }
-  void cancel_now() noexcept {
+  void cancel_io() noexcept {
     m_stopped = true;
-    io_awaiter::cancel_now();
+    io_awaiter::cancel_io();
   }
   result<void> await_resume() noexcept {
     if (m_res == -ECANCELED && m_timed && !m_stopped)
@@ -55,15 +55,66 @@ struct connect_awaiter : io_awaiter<connect_awaiter, void> {
   result<void> value(int) const noexcept { return {}; }
 };
 
+/// The operation name of a recv that its read timeout ended (std::errc::timed_out).
+inline constexpr const char* recv_timeout_name = "recv (read timeout)";
+
 /// recv(2) into a caller buffer: the byte count, 0 at end of stream.
+///
+/// Read timeout (`timeout` > 0, stream_socket::set_read_timeout): submit also arms a loop
+/// timer (no kernel object) on the submitting loop; if it fires before the CQE it cancels
+/// the recv through the ring and the await ends with std::errc::timed_out, operation
+/// recv_timeout_name. Bytes that arrive before the cancel lands are returned as usual.
+/// Timer, recv and completion all live on that one loop's thread. Without a timeout the
+/// path is as before plus one test in submit: no timer, the plain completion function.
 struct recv_awaiter : io_awaiter<recv_awaiter, std::size_t> {
+  struct read_timer : timer_node {
+    recv_awaiter* self = nullptr;
+    event_loop* loop = nullptr;
+  };
   int m_fd;
   void* m_buf;
   unsigned m_len;
   int m_flags;
-  recv_awaiter(int fd, void* buf, unsigned len, int flags) noexcept
-      : io_awaiter("recv"), m_fd(fd), m_buf(buf), m_len(len), m_flags(flags) {}
-  void submit(event_loop& l) { l.submit_recv(this, m_fd, m_buf, m_len, m_flags); }
+  std::chrono::milliseconds m_timeout;
+  bool m_timed_out = false;  // the timer fired (and asked the ring to cancel the recv)
+  bool m_stopped = false;    // the task's stop token cancelled it: operation_canceled wins
+  read_timer m_timer;
+  recv_awaiter(int fd, void* buf, unsigned len, int flags, std::chrono::milliseconds timeout = {}) noexcept
+      : io_awaiter("recv"), m_fd(fd), m_buf(buf), m_len(len), m_flags(flags), m_timeout(timeout) {}
+  void submit(event_loop& l) {
+    l.submit_recv(this, m_fd, m_buf, m_len, m_flags);
+    if (m_timeout.count() > 0) [[unlikely]]
+      arm_timer(l);
+  }
+  void arm_timer(event_loop& l) {
+    m_complete = &on_timed_complete;
+    m_timer.self = this;
+    m_timer.loop = &l;
+    m_timer.m_fire = &on_timer;
+    l.add_timer(&m_timer, clock::now() + m_timeout);
+  }
+  static void on_timer(timer_node* t, run_mode mode) noexcept {
+    auto* rt = static_cast<read_timer*>(t);
+    if (mode != run_mode::run)
+      return;  // the loop is going away; its drain cancels the recv
+    rt->self->m_timed_out = true;
+    rt->loop->submit_cancel(rt->self);
+  }
+  // lifetime: the timer lives in this awaiter; it is disarmed here, on the loop thread,
+  // before the task can resume and the awaiter go.
+  static void on_timed_complete(operation* op, int res, unsigned flags) noexcept {
+    auto* self = static_cast<recv_awaiter*>(op);
+    self->m_timer.loop->cancel_timer(&self->m_timer);
+    if (res == -ECANCELED && self->m_timed_out && !self->m_stopped) {
+      res = -ETIMEDOUT;
+      self->m_name = recv_timeout_name;
+    }
+    io_awaiter::on_complete(op, res, flags);
+  }
+  void cancel_io() noexcept {
+    m_stopped = true;
+    io_awaiter::cancel_io();
+  }
   result<std::size_t> value(int res) const noexcept { return static_cast<std::size_t>(res); }
 };
 
@@ -99,9 +150,9 @@ struct send_all_awaiter : io_awaiter<send_all_awaiter, std::size_t> {
     const std::size_t left = m_len - m_done;
     return left > (1u << 30) ? (1u << 30) : static_cast<unsigned>(left);
   }
-  void cancel_now() noexcept {
+  void cancel_io() noexcept {
     m_stopped = true;
-    io_awaiter::cancel_now();
+    io_awaiter::cancel_io();
   }
   static void on_step(operation* op, int res, unsigned flags) noexcept {
     auto* self = static_cast<send_all_awaiter*>(op);
