@@ -1,7 +1,11 @@
 /// \file
-/// HTTP/1.1: the request parser, responses and their writer, the router, the server.
+/// HTTP/1.1: the request parser, responses and their writer, the router, the server,
+/// content-coding negotiation and gzip/brotli compression.
 #pragma once
 
+#include <saturn/http/accept_encoding.hpp>
+#include <saturn/http/compression.hpp>
+#include <saturn/http/content_coding.hpp>
 #include <saturn/http/parser.hpp>
 #include <saturn/http/request.hpp>
 #include <saturn/http/response.hpp>
