@@ -7,7 +7,7 @@
 #include <string>
 #include <string_view>
 
-namespace walk {
+namespace saturn::fs::walk_detail {
 
 /// `dir` + "/" + `name`, without doubling a slash `dir` already ends with (as find
 /// spells it: ROOT "a/" gives "a/b", ROOT "a//" gives "a//b").
@@ -42,4 +42,4 @@ class root_paths {
   mutable std::string m_cache_path;
 };
 
-}  // namespace walk
+}  // namespace saturn::fs::walk_detail
