@@ -30,7 +30,7 @@ struct shared_dir;
 
 struct level {
   int fd = -1;               ///< -1: closed to stay within the window
-  bool trusted = false;      ///< the end-of-directory shortcut applies (walker.hpp)
+  bool trusted = false;      ///< the end-of-directory shortcut applies (engine.hpp)
   shared_dir* sh = nullptr;  ///< set once subdirectories were handed to jobs: fd is sh's
   std::size_t base = 0;      ///< this directory's subdirectory records, [base, end) in the names
   std::size_t end = 0;

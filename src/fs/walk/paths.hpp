@@ -1,4 +1,4 @@
-// Paths in saturn-walk's messages, spelled from ROOT as the user gave it (as find does).
+// Paths in fs::walk's error reports, spelled from ROOT as the caller gave it (as find does).
 #pragma once
 
 #include <sys/types.h>
