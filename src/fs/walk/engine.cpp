@@ -347,9 +347,12 @@ struct dir_job final : runnable {
     j->name_len = name.size();
     j->path_len = path.size();
     j->alloc_size = size;
-    std::memcpy(j->name(), name.data(), name.size());
+    // (memcpy only non-empty views: an empty one's data() may be null.)
+    if (!name.empty())
+      std::memcpy(j->name(), name.data(), name.size());
     j->name()[name.size()] = '\0';
-    std::memcpy(j->path(), path.data(), path.size());
+    if (!path.empty())
+      std::memcpy(j->path(), path.data(), path.size());
     j->path()[path.size()] = '\0';
     return j;
   }
