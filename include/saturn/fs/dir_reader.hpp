@@ -153,7 +153,13 @@ struct dir_listing_entry {
 };
 
 /// Lists the directory `path` (unsorted, without "." and ".."), opening it relative to
-/// `dirfd`. Errors: "open <path>", "getdents64 <path>", "fstatat <path>/<name>". Blocks.
+/// `dirfd`. Errors: "open <path>", "getdents64 <path>", "fstatat <path>/<name>".
+/// Threading: any thread. BLOCKS the calling thread (openat, getdents64 and fstatat are
+/// plain system calls: io_uring has no getdents opcode) and never suspends, so called
+/// from a task it stalls that worker — on a cold cache or a network file system for as
+/// long as the disk takes. From a task on a thread_pool, run it on the blocking pool:
+/// `co_await pool.spawn_blocking([p] { return fs::list_dir(p); })`; for a whole tree use
+/// fs::walk (saturn/fs/walk.hpp), which spreads directories over the pool's workers.
 fs_result<std::vector<dir_listing_entry>> list_dir(const std::string& path, int dirfd = AT_FDCWD);
 
 }  // namespace saturn::fs

@@ -11,7 +11,7 @@
 #include <mutex>
 #include <vector>
 
-namespace walk {
+namespace saturn::fs::walk_detail {
 namespace {
 
 /// What /proc/self/fd/<fd> says, or "" (no /proc, or longer than PATH_MAX).
@@ -159,4 +159,4 @@ std::string root_paths::of_fd(int fd) const {
   return p;
 }
 
-}  // namespace walk
+}  // namespace saturn::fs::walk_detail

@@ -1,4 +1,4 @@
-// Paths in saturn-walk's messages, spelled from ROOT as the user gave it (as find does).
+// Paths in fs::walk's error reports, spelled from ROOT as the caller gave it (as find does).
 #pragma once
 
 #include <sys/types.h>
@@ -7,7 +7,7 @@
 #include <string>
 #include <string_view>
 
-namespace walk {
+namespace saturn::fs::walk_detail {
 
 /// `dir` + "/" + `name`, without doubling a slash `dir` already ends with (as find
 /// spells it: ROOT "a/" gives "a/b", ROOT "a//" gives "a//b").
@@ -42,4 +42,4 @@ class root_paths {
   mutable std::string m_cache_path;
 };
 
-}  // namespace walk
+}  // namespace saturn::fs::walk_detail

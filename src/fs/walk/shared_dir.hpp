@@ -6,7 +6,7 @@
 #include <atomic>
 #include <cstdint>
 
-namespace walk {
+namespace saturn::fs::walk_detail {
 
 /// Each spawned job holds a reference until it has opened its own directory (openat on
 /// `fd`); the last reference closes `fd`. `alive` counts the shared_dirs open, against
@@ -26,4 +26,4 @@ struct shared_dir {
   }
 };
 
-}  // namespace walk
+}  // namespace saturn::fs::walk_detail

@@ -1,14 +1,13 @@
 // The descriptor plan of a walk (fd_budget.hpp).
 #include "fd_budget.hpp"
 
-#include "nofile.hpp"
-
 #include <dirent.h>
+#include <sys/resource.h>
 
 #include <algorithm>
 #include <cstdlib>
 
-namespace walk {
+namespace saturn::fs::walk_detail {
 namespace {
 
 /// Descriptors open now below `limit` (the ones that take numbers a new one could get),
@@ -29,10 +28,19 @@ std::int64_t open_descriptors(std::int64_t limit) noexcept {
   return n;
 }
 
+/// The soft RLIMIT_NOFILE in force (RLIM_INFINITY as 2^30; 1,024 if it cannot be read).
+std::int64_t nofile_limit() noexcept {
+  ::rlimit rl{};
+  if (::getrlimit(RLIMIT_NOFILE, &rl) != 0)
+    return 1024;
+  constexpr ::rlim_t k_big = ::rlim_t{1} << 30;  // RLIM_INFINITY, or more than a walk uses
+  return static_cast<std::int64_t>(std::min(rl.rlim_cur, k_big));
+}
+
 }  // namespace
 
 fd_plan plan_descriptors(unsigned threads, std::int64_t shared_per_worker, unsigned reserved) {
-  const std::int64_t limit = apps::raise_nofile();
+  const std::int64_t limit = nofile_limit();
   const std::int64_t spare = std::max<std::int64_t>(0, limit - open_descriptors(limit) - reserved);
   const std::int64_t t = std::max(1u, threads);
   fd_plan plan;
@@ -52,4 +60,4 @@ fd_plan plan_descriptors(unsigned threads, std::int64_t shared_per_worker, unsig
   return plan;
 }
 
-}  // namespace walk
+}  // namespace saturn::fs::walk_detail

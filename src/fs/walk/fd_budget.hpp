@@ -1,6 +1,6 @@
 // How many directory descriptors a walk may hold open, and who holds them.
 //
-// A walk holds two kinds of descriptors: each worker's *levels* (the directories on the
+// A walk (fs::walk) holds two kinds of descriptors: each worker's *levels* (the directories on the
 // path of its depth-first walk, at most `window` of them; older ones are closed and
 // reopened by name when needed again) and *shared* ones (a directory whose
 // subdirectories were handed to other jobs stays open until each of those has opened its
@@ -11,7 +11,7 @@
 
 #include <cstdint>
 
-namespace walk {
+namespace saturn::fs::walk_detail {
 
 struct fd_plan {
   unsigned threads = 1;      ///< workers: fewer than asked for if descriptors are that few
@@ -26,10 +26,10 @@ inline constexpr unsigned k_min_window = 3;
 /// closed level costs one reopen only if it has subdirectories left.
 inline constexpr unsigned k_max_window = 128;
 
-/// Raises RLIMIT_NOFILE's soft limit to the hard limit (as Go's runtime does at start),
-/// then splits the descriptors not yet open, less `reserved`, among `threads` workers
-/// (1..255) that want `shared_per_worker` shared descriptors each. Main thread, before
-/// the walk opens anything else.
+/// Splits the descriptors not yet open below the soft RLIMIT_NOFILE (the walk does not
+/// raise it: a program that wants more raises it at start), less `reserved`, among
+/// `threads` workers (1..255) that want `shared_per_worker` shared descriptors each.
+/// Any thread, when the walk starts, before it opens anything else.
 fd_plan plan_descriptors(unsigned threads, std::int64_t shared_per_worker, unsigned reserved);
 
-}  // namespace walk
+}  // namespace saturn::fs::walk_detail

@@ -3,7 +3,7 @@
 
 #include <fcntl.h>
 
-namespace walk {
+namespace saturn::fs::walk_detail {
 
 /// The flags of every directory the walk opens: never a symlink, never a non-directory
 /// (so never a fifo, which would block).
@@ -15,7 +15,8 @@ bool fills_to_eof(int fd) noexcept;
 
 /// Opens `name` below `parent` without following a symlink; -errno on failure. When the
 /// child is a mount point, `trusted` (the end-of-directory shortcut) is re-decided for
-/// its file system, and cleared if `full_reads`. Any thread; blocks in the kernel only.
-int open_child(int parent, const char* name, bool& trusted, bool full_reads) noexcept;
+/// its file system, and cleared if `full_reads`; with `same_fs` a mount point is not
+/// opened (-EXDEV). Any thread; blocks in the kernel only.
+int open_child(int parent, const char* name, bool& trusted, bool full_reads, bool same_fs) noexcept;
 
-}  // namespace walk
+}  // namespace saturn::fs::walk_detail

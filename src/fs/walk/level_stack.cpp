@@ -10,7 +10,7 @@
 #include <atomic>
 #include <cerrno>
 
-namespace walk {
+namespace saturn::fs::walk_detail {
 namespace {
 
 // EMFILE/ENFILE with nothing of ours left to close: how long open_at waits in all for
@@ -77,11 +77,12 @@ bool level_stack::evict_one(std::size_t pin) noexcept {
   return true;
 }
 
-int level_stack::open_at(int parent, const char* name, bool& trusted, std::size_t pin, bool full_reads) noexcept {
+int level_stack::open_at(int parent, const char* name, bool& trusted, std::size_t pin, bool full_reads,
+                         bool same_fs) noexcept {
   long waited_us = 0;
   long pause_us = k_fd_pause_first_us;
   for (;;) {
-    const int fd = open_child(parent, name, trusted, full_reads);
+    const int fd = open_child(parent, name, trusted, full_reads, same_fs);
     if (fd != -EMFILE && fd != -ENFILE)
       return fd;
     if (evict_one(pin))
@@ -99,7 +100,7 @@ int level_stack::open_at(int parent, const char* name, bool& trusted, std::size_
   }
 }
 
-int level_stack::reopen_top(name_stack& names, bool full_reads) noexcept {
+int level_stack::reopen_top(name_stack& names, bool full_reads, bool same_fs) noexcept {
   const std::size_t k = top_index();
   std::size_t j = k;
   while (m_levels[j].fd < 0)  // level 0 is never closed
@@ -108,7 +109,7 @@ int level_stack::reopen_top(name_stack& names, bool full_reads) noexcept {
   int fd = m_levels[j].fd;
   for (std::size_t i = j + 1; i <= k; ++i) {
     bool trusted = false;  // (the level keeps what it had)
-    const int next = open_at(fd, name_stack::record_name(names.at(m_levels[i - 1].cur)), trusted, j, full_reads);
+    const int next = open_at(fd, name_stack::record_name(names.at(m_levels[i - 1].cur)), trusted, j, full_reads, same_fs);
     if (i > j + 1)
       ::close(fd);
     if (next < 0)
@@ -137,4 +138,4 @@ std::string level_stack::path(std::size_t k, name_stack& names, const root_paths
   return p;
 }
 
-}  // namespace walk
+}  // namespace saturn::fs::walk_detail

@@ -12,7 +12,7 @@
 #include <cstring>
 #include <new>
 
-namespace walk {
+namespace saturn::fs::walk_detail {
 
 class name_stack {
  public:
@@ -61,4 +61,4 @@ class name_stack {
   std::size_t m_top = 0;
 };
 
-}  // namespace walk
+}  // namespace saturn::fs::walk_detail

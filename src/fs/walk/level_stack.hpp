@@ -24,18 +24,19 @@
 #include <string>
 #include <vector>
 
-namespace walk {
+namespace saturn::fs::walk_detail {
 
 struct shared_dir;
 
 struct level {
   int fd = -1;               ///< -1: closed to stay within the window
-  bool trusted = false;      ///< the end-of-directory shortcut applies (walker.hpp)
+  bool trusted = false;      ///< the end-of-directory shortcut applies (engine.hpp)
   shared_dir* sh = nullptr;  ///< set once subdirectories were handed to jobs: fd is sh's
   std::size_t base = 0;      ///< this directory's subdirectory records, [base, end) in the names
   std::size_t end = 0;
   std::size_t next = 0;      ///< the next record to walk
   std::size_t cur = 0;       ///< the record walked below: the name of the next level
+  std::size_t path_len = 0;  ///< full walks: the length of this level's path (thread_ctx::path)
   ::dev_t dev = 0;           ///< identity noted when closed, checked when reopened
   ::ino_t ino = 0;
 };
@@ -66,10 +67,10 @@ class level_stack {
   }
   /// open_child below `parent` (level `pin`'s descriptor, kept open meanwhile). On
   /// EMFILE/ENFILE closes levels and waits for descriptors; -errno on failure.
-  int open_at(int parent, const char* name, bool& trusted, std::size_t pin, bool full_reads) noexcept;
+  int open_at(int parent, const char* name, bool& trusted, std::size_t pin, bool full_reads, bool same_fs) noexcept;
   /// Reopens the top level, closed for the window, by name from its nearest open
   /// ancestor: its new descriptor, or -errno (-ENOENT if another directory is there now).
-  int reopen_top(name_stack& names, bool full_reads) noexcept;
+  int reopen_top(name_stack& names, bool full_reads, bool same_fs) noexcept;
   /// The path of level `k` for a message: level 0's (paths.of_fd) and the names below it.
   std::string path(std::size_t k, name_stack& names, const root_paths& paths);
 
@@ -82,4 +83,4 @@ class level_stack {
   unsigned m_window = 128;
 };
 
-}  // namespace walk
+}  // namespace saturn::fs::walk_detail
