@@ -2,6 +2,7 @@
 /// HTTP/1.1: the request parser, responses and their writer, the router, the server.
 #pragma once
 
+#include <saturn/detail/compiler_check.hpp>
 #include <saturn/http/parser.hpp>
 #include <saturn/http/request.hpp>
 #include <saturn/http/response.hpp>

@@ -2,6 +2,7 @@
 /// Networking on the ring: addresses, TCP listeners and streams, UDP, Unix sockets.
 #pragma once
 
+#include <saturn/detail/compiler_check.hpp>
 #include <saturn/net/address.hpp>
 #include <saturn/net/stream_socket.hpp>
 #include <saturn/net/tcp_listener.hpp>
