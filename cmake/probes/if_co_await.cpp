@@ -1,4 +1,4 @@
-// Configure-time probe (cmake/CheckIfCoAwait.cmake): does this compiler run a coroutine
+// Configure-time probe (cmake/saturn-co-await-checks.cmake): does this compiler run a coroutine
 // whose body declares no local variable and has co_await in an `if` condition? g++ 12.2
 // (Debian 12's) does not: resuming it runs nothing of the body. Exit 0: compiled right.
 #include <coroutine>

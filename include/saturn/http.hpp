@@ -4,6 +4,7 @@
 /// content-coding negotiation and gzip/brotli compression.
 #pragma once
 
+#include <saturn/detail/compiler_check.hpp>
 #include <saturn/http/accept_encoding.hpp>
 #include <saturn/http/compression.hpp>
 #include <saturn/http/content_coding.hpp>

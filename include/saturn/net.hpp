@@ -3,6 +3,7 @@
 /// buffered reader for lines and records.
 #pragma once
 
+#include <saturn/detail/compiler_check.hpp>
 #include <saturn/net/address.hpp>
 #include <saturn/net/buffered_reader.hpp>
 #include <saturn/net/stream_socket.hpp>

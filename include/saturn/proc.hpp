@@ -3,6 +3,7 @@
 /// supervisor (include/saturn/proc/).
 #pragma once
 
+#include <saturn/detail/compiler_check.hpp>
 #include <saturn/proc/pid.hpp>
 #include <saturn/proc/process.hpp>
 #include <saturn/proc/registry.hpp>

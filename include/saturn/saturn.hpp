@@ -1,18 +1,16 @@
 /// \file
-/// The umbrella header: everything saturn offers.
+/// The umbrella header: every module header of saturn (result, loop, task, sched, sync,
+/// net, fs, proc, http, effect). Test-only support (saturn/testing/) is not included.
 #pragma once
 
-#include <saturn/effect/effect.hpp>
-#include <saturn/loop/event_loop.hpp>
-#include <saturn/result.hpp>
-#include <saturn/task/io.hpp>
-#include <saturn/task/join_handle.hpp>
-#include <saturn/task/runtime.hpp>
-#include <saturn/task/task.hpp>
-#include <saturn/task/this_task.hpp>
-#include <saturn/task/time.hpp>
-#include <saturn/sched/thread_pool.hpp>
-#include <saturn/sync.hpp>
+#include <saturn/detail/compiler_check.hpp>
+#include <saturn/effect.hpp>
+#include <saturn/fs.hpp>
+#include <saturn/http.hpp>
+#include <saturn/loop.hpp>
 #include <saturn/net.hpp>
 #include <saturn/proc.hpp>
-#include <saturn/http.hpp>
+#include <saturn/result.hpp>
+#include <saturn/sched.hpp>
+#include <saturn/sync.hpp>
+#include <saturn/task.hpp>

@@ -4,6 +4,7 @@
 /// token (with_timeout, when_any and task groups set one).
 #pragma once
 
+#include <saturn/detail/compiler_check.hpp>
 #include <saturn/sync/channel.hpp>
 #include <saturn/sync/event.hpp>
 #include <saturn/sync/latch.hpp>

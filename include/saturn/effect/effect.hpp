@@ -10,6 +10,7 @@
 /// ```
 #pragma once
 
+#include <saturn/detail/compiler_check.hpp>
 #include <saturn/effect/core.hpp>
 #include <saturn/effect/from_task.hpp>
 #include <saturn/effect/leaf.hpp>

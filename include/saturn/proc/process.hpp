@@ -77,6 +77,10 @@ class self_ref {
 
   /// Awaits the oldest message for which `pred(const Msg&)` is true; the others stay in
   /// the mailbox in their order, for later receives.
+  /// g++ 12: a lambda with by-copy captures written in the operand (`co_await
+  /// self.receive([name](const Msg&) {...})`, name a std::string) is destroyed twice (a
+  /// double free); make it a named local first (`auto is_for = [name](...) {...};
+  /// co_await self.receive(is_for);`). Captures by reference or of trivial types are fine.
   template <class Pred>
   auto receive(Pred pred) {
     return detail::receive_awaiter<Msg, Pred, false>(m_p, std::move(pred));
@@ -87,7 +91,7 @@ class self_ref {
   auto receive_for(std::chrono::nanoseconds timeout) noexcept {
     return detail::receive_awaiter<Msg, detail::accept_any, true>(m_p, {}, clock::now() + timeout);
   }
-  /// Selective receive with a time-out.
+  /// Selective receive with a time-out (g++ 12: name a capturing `pred`, as for receive).
   template <class Pred>
   auto receive_for(std::chrono::nanoseconds timeout, Pred pred) {
     return detail::receive_awaiter<Msg, Pred, true>(m_p, std::move(pred), clock::now() + timeout);
@@ -125,7 +129,8 @@ class self_ref {
 /// `co_await saturn::receive()` in a process body: the oldest message (like
 /// self_ref::receive(), without a self_ref in the frame).
 inline detail::receive_tag<detail::accept_any> receive() noexcept { return {}; }
-/// `co_await saturn::receive(pred)`: selective receive (like self_ref::receive(pred)).
+/// `co_await saturn::receive(pred)`: selective receive (like self_ref::receive(pred); with
+/// g++ 12 name a `pred` that captures by copy, as there).
 template <class Pred>
 detail::receive_tag<Pred> receive(Pred pred) {
   return {std::move(pred)};

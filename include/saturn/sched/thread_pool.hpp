@@ -135,6 +135,10 @@ class thread_pool final : public scheduler {
   /// Hands a blocking call to the separate elastic blocking pool (never a worker) at once,
   /// and returns a task that completes with its result (or rethrows its exception). The pool grows up to
   /// max_blocking_threads and idle blocking threads exit after 10 s.
+  /// g++ 12: a lambda with by-copy captures written in the operand (`co_await
+  /// pool.spawn_blocking([path] {...})`, path a std::string) is destroyed twice (a double
+  /// free); name the task or the lambda first (`auto t = pool.spawn_blocking([path] {...});
+  /// co_await std::move(t);`).
   template <class F>
   auto spawn_blocking(F fn) -> task<std::invoke_result_t<F&>>;
 

@@ -120,6 +120,9 @@ class channel {
   /// Returns ok; broken_pipe if the channel is (or gets) closed first; operation_canceled
   /// if the task's stop token stopped the wait first. On failure `v` is not moved from.
   /// `v` must live until the await ends: await the result directly.
+  /// g++ 12: an aggregate T built in the operand (`co_await ch.send(msg{str})`) is freed
+  /// before the value is taken (a use after free); build it first (`msg m{str};
+  /// co_await ch.send(std::move(m));`). A temporary of a class with a constructor is fine.
   [[nodiscard]] detail::channel_send_awaiter<T> send(T&& v) noexcept {
     return detail::channel_send_awaiter<T>(this, &v);
   }

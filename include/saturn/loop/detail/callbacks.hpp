@@ -2,9 +2,16 @@
 /// Tier A: the callback face of event_loop. Each call stores the callable in a
 /// pool-allocated operation (no malloc in steady state) whose address is the SQE's
 /// user_data; the completion calls it on the loop thread and returns the slot to the pool.
+///
+/// event_loop.hpp includes this file at its end; included first, it pulls event_loop.hpp
+/// in (whose own include of this file is then skipped) so it stands alone.
 #pragma once
 
+#include <saturn/loop/event_loop.hpp>
+
+#include <cerrno>
 #include <concepts>
+#include <cstdint>
 #include <type_traits>
 #include <utility>
 

@@ -1,0 +1,6 @@
+/// \file
+/// The multi-threaded, work-stealing runtime: thread_pool.
+#pragma once
+
+#include <saturn/detail/compiler_check.hpp>
+#include <saturn/sched/thread_pool.hpp>
