@@ -7,4 +7,5 @@
 #include <saturn/fs/dir_reader.hpp>
 #include <saturn/fs/file.hpp>
 #include <saturn/fs/fs_error.hpp>
+#include <saturn/fs/walk.hpp>
 #include <saturn/fs/whole_file.hpp>

@@ -6,6 +6,7 @@
 
 #include <saturn/detail/compiler_check.hpp>
 #include <saturn/http/accept_encoding.hpp>
+#include <saturn/http/compress_response.hpp>
 #include <saturn/http/compression.hpp>
 #include <saturn/http/content_coding.hpp>
 #include <saturn/http/decoded.hpp>
