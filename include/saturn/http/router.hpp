@@ -1,6 +1,9 @@
 /// \file
 /// The router: (method, path pattern) → handler. Patterns are literal segments and
-/// `{name}` parameters, one path segment each (`/delay/{ms}`). Handlers are coroutines
+/// `{name}` parameters, one path segment each (`/delay/{ms}`), optionally ending with a
+/// catch-all `{*name}` that takes the rest of the path, '/' included and possibly empty
+/// (`/static/{*path}` matches "/static/" with path "" and "/static/css/a.css" with
+/// "css/a.css", not "/static"). Values are views of the normalized path, not decoded. Handlers are coroutines
 /// (`task<response>`), so a handler may await a timer, a socket or a channel without
 /// blocking its worker.
 ///
@@ -100,6 +103,7 @@ class router {
   struct segment {
     std::string text;  // literal text, or the parameter's name
     bool param = false;
+    bool rest = false;  // `{*name}`: the last segment, takes the rest of the path
   };
   struct route {
     std::string method;
