@@ -27,6 +27,15 @@ void static_cache::confirm(const std::string& path, std::uint64_t size, std::int
   m_entries.erase(it);
 }
 
+void static_cache::erase(const std::string& path) {
+  std::lock_guard lock(m_mu);
+  auto it = m_entries.find(path);
+  if (it == m_entries.end())
+    return;
+  m_used -= it->second.size;
+  m_entries.erase(it);
+}
+
 void static_cache::put(const std::string& path, std::string name, std::shared_ptr<const std::string> bytes,
                        std::int64_t mtime_ns, clock::time_point now) {
   std::lock_guard lock(m_mu);

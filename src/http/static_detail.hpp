@@ -2,6 +2,7 @@
 // and its in-memory cache; tested directly in tests/http/static_files_test.cpp.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -13,6 +14,10 @@
 #include <unordered_map>
 
 namespace saturn::http::detail {
+
+/// For tests: while true, a static_files handler that opens its root then behaves as on a
+/// kernel without openat2 (openat, then the /proc/self/fd real-path check).
+inline std::atomic<bool> pretend_no_openat2{false};
 
 /// Why a request path was refused before any lookup.
 enum class path_verdict { ok, bad_escape, not_found };
@@ -71,6 +76,8 @@ class static_cache {
   std::optional<entry> find(const std::string& path) const;
   /// Records that `path` still has `size` / `mtime_ns` as of `now`; drops it if not.
   void confirm(const std::string& path, std::uint64_t size, std::int64_t mtime_ns, clock::time_point now);
+  /// Forgets `path` (its file is gone or unreadable).
+  void erase(const std::string& path);
   /// Stores `bytes` of the file `name` for `path` if they fit in what is left of the budget.
   void put(const std::string& path, std::string name, std::shared_ptr<const std::string> bytes,
            std::int64_t mtime_ns, clock::time_point now);

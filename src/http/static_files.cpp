@@ -62,7 +62,7 @@ struct root_state {
     how.flags = O_PATH | O_CLOEXEC;
     how.resolve = k_resolve;
     const long probe = ::syscall(SYS_openat2, fd, ".", &how, sizeof how);
-    openat2 = probe >= 0;
+    openat2 = probe >= 0 && !detail::pretend_no_openat2.load(std::memory_order_relaxed);
     if (probe >= 0)
       ::close(static_cast<int>(probe));
     if (!openat2) {
@@ -175,8 +175,12 @@ task<int> resolve(root_state& st, int dirfd, const std::string& key, bool allow_
     co_return 0;
   }
   int r = co_await open_regular(st, dirfd, key, allow_index, out);
-  if (r != 0 || !e)
+  if (!e)
     co_return r;
+  if (r != 0) {
+    st.cache->erase(key);
+    co_return r;
+  }
   st.cache->confirm(key, out.size, out.mtime_ns, now);
   if (e->size == out.size && e->mtime_ns == out.mtime_ns && e->name == out.name)
     out.cached = e->bytes;  // unchanged: the bytes in memory are still the file's
@@ -286,8 +290,9 @@ task<response> serve_static(std::shared_ptr<root_state> state, const request& re
     }
   }
 
-  const std::string identity_etag = detail::make_etag(rep.size, rep.mtime_ns);
-  const std::string etag = coding == content_coding::identity ? identity_etag : variant_etag(identity_etag, coding);
+  // The ETag of the file sent (a sibling has its own size and mtime), marked with its coding.
+  const std::string file_etag = detail::make_etag(rep.size, rep.mtime_ns);
+  const std::string etag = coding == content_coding::identity ? file_etag : variant_etag(file_etag, coding);
   const std::int64_t mtime_s = rep.mtime_ns / 1'000'000'000;
   const std::string last_modified = detail::imf_fixdate(mtime_s);
   auto validators = [&](response& r) {

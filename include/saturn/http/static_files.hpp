@@ -18,8 +18,12 @@
 /// - 404 for a missing file, a path that tries to leave the root (a `..` segment, encoded
 ///   or not; a symlink that resolves outside the root; a NUL), and hidden files unless
 ///   static_options::hidden; 403 for a directory without an index file, a file that is
-///   not a regular file, or a permission error; 400 for a malformed percent-escape;
-///   500 for an I/O error.
+///   not a regular file (a FIFO, a device), a permission error, or a body over
+///   max_file_size; 400 for a malformed percent-escape; 500 for an I/O error;
+/// - 301 to the same path plus '/' for a directory asked without it (`/static/docs` →
+///   `/static/docs/`), so relative links in its index resolve; `/static/docs/` serves
+///   `docs/index.html`.
+/// Not handled: If-Match and If-Unmodified-Since (meant for state-changing methods).
 ///
 /// Path safety: the catch-all value is percent-decoded once, then every segment is
 /// checked ('\' is an ordinary byte, not a separator), and the file is opened with
