@@ -34,6 +34,19 @@ task<fs_result<file>> file::open_at(int dirfd, std::string path, int flags, unsi
   co_return file(*fd, std::move(path));
 }
 
+task<fs_result<file>> file::open_at2(int dirfd, std::string path, int flags, std::uint64_t resolve, unsigned mode) {
+  // lifetime: `path` and `how` live in this frame until the CQE.
+  ::open_how how{};
+  how.flags = static_cast<std::uint64_t>(static_cast<unsigned>(flags | O_CLOEXEC));
+  how.mode = (flags & (O_CREAT | O_TMPFILE)) != 0 ? mode : 0;  // openat2 refuses a mode without them
+  how.resolve = resolve;
+  detail::openat2_awaiter aw(dirfd, path.c_str(), &how);
+  result<int> fd = co_await aw;
+  if (!fd)
+    co_return with_path(fd.err(), std::move(path));
+  co_return file(*fd, std::move(path));
+}
+
 task<fs_result<void>> file::close() {
   const int fd = release();
   saturn::detail::close_awaiter aw(fd);

@@ -1,5 +1,5 @@
 // Route matching: routes without parameters compare the whole path at once; the others
-// walk the path one segment at a time. Linear in the number of routes (servers here have
+// walk the path one segment at a time (a final `{*name}` takes whatever is left). Linear in the number of routes (servers here have
 // a handful; a trie would be the next step for hundreds). The rare answers' helpers
 // (recognized methods, the Allow list) and the percent-decoding of paths that contain '%'
 // are here too.
@@ -24,12 +24,19 @@ void router::add(std::string_view method, std::string_view pattern, handler fn) 
     if (seg.size() >= 2 && seg.front() == '{' && seg.back() == '}') {
       if (++params > route_params::max_params)
         throw std::invalid_argument("router::add: too many parameters in " + std::string(pattern));
-      r.segments.push_back({std::string(seg.substr(1, seg.size() - 2)), true});
+      const bool rest_of_path = seg.size() >= 3 && seg[1] == '*';
+      if (rest_of_path && slash != std::string_view::npos)
+        throw std::invalid_argument("router::add: a {*name} catch-all must be the last segment: " +
+                                    std::string(pattern));
+      std::string_view name = seg.substr(rest_of_path ? 2 : 1, seg.size() - (rest_of_path ? 3 : 2));
+      if (rest_of_path && (name.empty() || name.find_first_of("{}*") != std::string_view::npos))
+        throw std::invalid_argument("router::add: a catch-all needs a plain name: " + std::string(pattern));
+      r.segments.push_back({std::string(name), true, rest_of_path});
       r.literal = false;
     } else {
       if (seg.find_first_of("{}") != std::string_view::npos)
         throw std::invalid_argument("router::add: a parameter must be a whole segment: " + std::string(pattern));
-      r.segments.push_back({std::string(seg), false});
+      r.segments.push_back({std::string(seg), false, false});
     }
     if (slash == std::string_view::npos)
       break;
@@ -46,12 +53,16 @@ bool router::match_route(const route& r, std::string_view path, route_params& ou
   std::string_view rest = path.substr(1);
   out.m_count = 0;
   for (std::size_t i = 0; i < r.segments.size(); ++i) {
+    const segment& s = r.segments[i];
+    if (s.rest) [[unlikely]] {  // the last segment: everything left, '/' and empty included
+      out.m_slots[out.m_count++] = {s.text.data(), s.text.size(), rest.data(), rest.size()};
+      return true;
+    }
     std::size_t slash = rest.find('/');
     bool last = i + 1 == r.segments.size();
     if (last != (slash == std::string_view::npos))
       return false;
     std::string_view seg = rest.substr(0, slash);
-    const segment& s = r.segments[i];
     if (s.param) {
       if (seg.empty())
         return false;

@@ -19,6 +19,16 @@ void event_loop::submit_openat(operation* op, int dirfd, const char* path, int f
   ++m_in_flight;
 }
 
+void event_loop::submit_openat2(operation* op, int dirfd, const char* path, ::open_how* how) {
+  io_uring_sqe* sqe = m_ring->try_get_sqe();
+  if (sqe == nullptr) [[unlikely]]
+    return detail::after_flush<&event_loop::submit_openat2>(*m_ring, this, op, dirfd, path, how);
+  // lifetime: like openat, the kernel copies `path` and `*how` when it consumes the SQE.
+  io_uring_prep_openat2(sqe, dirfd, path, how);
+  detail::tag(sqe, op);
+  ++m_in_flight;
+}
+
 void event_loop::submit_statx(operation* op, int dirfd, const char* path, int flags, unsigned mask,
                               struct ::statx* out) {
   io_uring_sqe* sqe = m_ring->try_get_sqe();

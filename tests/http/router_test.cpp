@@ -196,6 +196,38 @@ TEST(http_router, malformed_patterns_throw) {
   router r;
   EXPECT_THROW(r.get("nope", ok), std::invalid_argument);
   EXPECT_THROW(r.get("/a{b}", ok), std::invalid_argument);
+  EXPECT_THROW(r.get("/a/{*rest}/b", ok), std::invalid_argument);  // a catch-all must be last
+  EXPECT_THROW(r.get("/a/{*}", ok), std::invalid_argument);        // and have a name
+}
+
+TEST(http_router, catch_all_takes_the_rest_of_the_path) {
+  router r;
+  r.get("/static/{*path}", ok);
+  r.get("/u/{id}/files/{*file}", ok);
+  r.get("/static-x", ok);
+  struct expect_rest {
+    const char* path;
+    const char* value;
+  };
+  for (auto [path, value] : {expect_rest{"/static/", ""}, expect_rest{"/static/a.css", "a.css"},
+                             expect_rest{"/static/css/site/a.css", "css/site/a.css"},
+                             expect_rest{"/static//x/", "/x/"}, expect_rest{"/static/%2E%2E/x", "%2E%2E/x"}}) {
+    auto m = r.match("GET", path);
+    ASSERT_NE(m.fn, nullptr) << path;
+    EXPECT_EQ(m.params.size(), 1u) << path;
+    EXPECT_EQ(m.params.get("path"), value) << path;
+  }
+  for (const char* p : {"/static", "/staticx/a", "/stati/a", "/"})
+    EXPECT_EQ(r.match("GET", p).fn, nullptr) << p;
+  EXPECT_NE(r.match("GET", "/static-x").fn, nullptr);
+  auto m = r.match("GET", "/u/7/files/a/b");
+  ASSERT_NE(m.fn, nullptr);
+  EXPECT_EQ(m.params.get("id"), "7");
+  EXPECT_EQ(m.params.get("file"), "a/b");
+  EXPECT_EQ(r.match("GET", "/u/7/files").fn, nullptr);
+  EXPECT_EQ(r.match("GET", "/u//files/a").fn, nullptr);  // a one-segment parameter is never empty
+  EXPECT_EQ(r.match("POST", "/static/a").status, 405);
+  EXPECT_EQ(r.allowed_methods("/static/a/b"), "GET, HEAD");
 }
 
 TEST(http_writer, framing_fields) {

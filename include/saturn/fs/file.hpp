@@ -22,6 +22,7 @@
 #include <saturn/task/task.hpp>
 
 #include <fcntl.h>
+#include <linux/openat2.h>
 #include <sys/stat.h>
 
 #include <cstdint>
@@ -84,6 +85,17 @@ struct openat_awaiter : saturn::detail::io_awaiter<openat_awaiter, int> {
   result<int> value(int fd) const noexcept { return fd; }
 };
 
+/// IORING_OP_OPENAT2; `path` and `how` must outlive the await.
+struct openat2_awaiter : saturn::detail::io_awaiter<openat2_awaiter, int> {
+  int m_dirfd;
+  const char* m_path;
+  ::open_how* m_how;
+  openat2_awaiter(int dirfd, const char* path, ::open_how* how)
+      : io_awaiter("open"), m_dirfd(dirfd), m_path(path), m_how(how) {}
+  void submit(event_loop& l) { l.submit_openat2(this, m_dirfd, m_path, m_how); }
+  result<int> value(int fd) const noexcept { return fd; }
+};
+
 }  // namespace detail
 
 /// An open file descriptor plus the path it was opened with (for error messages).
@@ -111,6 +123,13 @@ class file {
   static task<fs_result<file>> open(std::string path, int flags = O_RDONLY, unsigned mode = 0644);
   /// Opens `path` relative to the directory descriptor `dirfd` (AT_FDCWD: the working directory).
   static task<fs_result<file>> open_at(int dirfd, std::string path, int flags = O_RDONLY, unsigned mode = 0644);
+  /// Opens `path` relative to `dirfd` through IORING_OP_OPENAT2 (Linux >= 5.6) with the
+  /// path-resolution restrictions `resolve` (RESOLVE_BENEATH, RESOLVE_NO_MAGICLINKS, ...:
+  /// see openat2(2)); O_CLOEXEC is always added. A lookup the restrictions refuse fails
+  /// with EXDEV (or ELOOP for magic links); a kernel without openat2 fails with EINVAL or
+  /// ENOSYS. Errors: "open <path>: ...". Suspends.
+  static task<fs_result<file>> open_at2(int dirfd, std::string path, int flags, std::uint64_t resolve,
+                                        unsigned mode = 0);
 
   /// Reads up to buf.size() bytes at `offset`; the count (0 at end of file). May be short.
   rw_awaiter read_at(std::span<std::byte> buf, std::uint64_t offset) const noexcept {

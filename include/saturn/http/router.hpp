@@ -1,7 +1,10 @@
 /// \file
 /// The router: (method, path pattern) → handler. Patterns are literal segments and
-/// `{name}` parameters, one path segment each (`/delay/{ms}`); a parameter's value is
-/// percent-decoded when read (route_params::get). Handlers are coroutines
+/// `{name}` parameters, one path segment each (`/delay/{ms}`), optionally ending with a
+/// catch-all `{*name}` that takes the rest of the path, '/' included and possibly empty
+/// (`/static/{*path}` matches "/static/" with path "" and "/static/css/a.css" with
+/// "css/a.css", not "/static"). A parameter's value is percent-decoded when read
+/// (route_params::get; route_params::raw keeps the matched bytes). Handlers are coroutines
 /// (`task<response>`), so a handler may await a timer, a socket or a channel without
 /// blocking its worker.
 ///
@@ -101,6 +104,7 @@ class router {
   struct segment {
     std::string text;  // literal text, or the parameter's name
     bool param = false;
+    bool rest = false;  // `{*name}`: the last segment, takes the rest of the path
   };
   struct route {
     std::string method;

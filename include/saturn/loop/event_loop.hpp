@@ -31,6 +31,7 @@
 #include <system_error>
 
 struct statx;
+struct open_how;
 
 namespace saturn {
 
@@ -206,6 +207,11 @@ class event_loop {
   /// openat(2) of `path` relative to `dirfd` (AT_FDCWD: the working directory). `path`
   /// must stay alive until completion. Completes with the new descriptor or -errno.
   void submit_openat(operation* op, int dirfd, const char* path, int flags, unsigned mode);
+  /// openat2(2) (IORING_OP_OPENAT2, Linux >= 5.6) of `path` relative to `dirfd` with `*how`
+  /// (flags, mode, RESOLVE_* restrictions). `path` and `how` must stay alive until
+  /// completion. Completes with the new descriptor or -errno (-EINVAL from a kernel without
+  /// the opcode).
+  void submit_openat2(operation* op, int dirfd, const char* path, ::open_how* how);
   /// statx(2) of `path` relative to `dirfd` (empty path + AT_EMPTY_PATH: `dirfd` itself)
   /// into `*out`. `path` and `out` must stay alive until completion. Completes with 0 or -errno.
   void submit_statx(operation* op, int dirfd, const char* path, int flags, unsigned mask, struct ::statx* out);
