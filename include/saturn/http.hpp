@@ -1,7 +1,7 @@
 /// \file
 /// HTTP/1.1: the request parser, responses and their writer, the router, the server,
 /// http::serve (a whole service in one call), content-coding negotiation and gzip/brotli
-/// compression.
+/// compression, and WebSocket.
 #pragma once
 
 #include <saturn/http/accept_encoding.hpp>
@@ -15,3 +15,4 @@
 #include <saturn/http/serve.hpp>
 #include <saturn/http/server.hpp>
 #include <saturn/http/text_value.hpp>
+#include <saturn/http/websocket.hpp>
