@@ -89,7 +89,7 @@ TEST(WebsocketFrame, UnmaskMatchesBytewiseXorForEveryLengthPhaseAndAlignment) {
   for (std::size_t align = 0; align < 8; ++align)
     for (std::size_t phase = 0; phase < 4; ++phase)
       for (std::size_t n = 0; n <= 80; ++n) {
-        std::vector<std::byte> buf(n + align);
+        std::vector<std::byte> buf(n + align + 1);  // never empty: memcpy to a null data() is UB
         std::memcpy(buf.data() + align, src.data(), n);
         ws::unmask(buf.data() + align, n, key, phase);
         for (std::size_t i = 0; i < n; ++i)
