@@ -1,7 +1,7 @@
 /// \file
 /// HTTP/1.1: the request parser, requests and their query parameters, responses and their
 /// writer, the router, the server, http::serve (a whole service in one call),
-/// content-coding negotiation and gzip/brotli compression.
+/// content-coding negotiation and gzip/brotli compression, static files, and WebSocket.
 #pragma once
 
 #include <saturn/detail/compiler_check.hpp>
@@ -20,3 +20,4 @@
 #include <saturn/http/serve.hpp>
 #include <saturn/http/server.hpp>
 #include <saturn/http/text_value.hpp>
+#include <saturn/http/websocket.hpp>
