@@ -1,5 +1,5 @@
-// gen-tree: the deterministic tree generator of the `walk` suite (BENCH-CONTRACT.md),
-// flag- and count-compatible with shared/peers/walk/gen-tree.
+// gen-tree: the deterministic tree generator of the `walk` suite (docs/workloads.md, "walk"),
+// flag- and count-compatible with the peers' gen-tree.
 //
 //     gen-tree --shape {wide,deep,balanced,dense} ROOT
 //     gen-tree --breadth B --depth D --files F ROOT

@@ -1,4 +1,4 @@
-// saturn-echo: the contract's TCP echo server (BENCH-CONTRACT.md, suite echo).
+// saturn-echo: the contract's TCP echo server (docs/workloads.md, "echo").
 //
 //   saturn-echo --port P --threads W [--accept shared|reuseport]
 //

@@ -1,4 +1,4 @@
-// saturn-http: the http suite's server (BENCH-CONTRACT.md). 127.0.0.1 only.
+// saturn-http: the http suite's server (docs/workloads.md, "http"). 127.0.0.1 only.
 //   GET /plaintext  → 200 text/plain "Hello, World!"
 //   GET /json       → 200 application/json {"message":"Hello, World!"}
 //   GET /delay/{ms} → 200 text/plain "<ms>" after at least ms milliseconds (503 if the

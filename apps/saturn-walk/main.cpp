@@ -1,6 +1,6 @@
 // saturn-walk [--threads N] ROOT
 //
-// Counts what lies below ROOT without following symlinks (BENCH-CONTRACT.md, `walk`):
+// Counts what lies below ROOT without following symlinks (docs/workloads.md, "walk"):
 //     <N> file(s)
 //     <M> directories(s)
 // M counts ROOT and every directory below it; N every other entry (a symlink is a file).

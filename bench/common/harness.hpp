@@ -1,5 +1,5 @@
 /// \file
-/// The small benchmark harness every saturn bench program uses (BENCH-CONTRACT.md):
+/// The small benchmark harness every saturn bench program uses (docs/workloads.md, "Output"):
 /// the contract's flags (CLI11), warm-up + samples with the median reported, nearest-rank
 /// percentiles, memory probes, a do-not-optimize barrier, and one JSON object per line on
 /// stdout (diagnostics on stderr).

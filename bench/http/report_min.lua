@@ -1,4 +1,4 @@
--- report_min.lua: shared/peers/net's report.lua, plus the fastest response's latency.
+-- report_min.lua: the peers' net/report.lua, plus the fastest response's latency.
 --
 -- Loaded by bench/http/wrk-min-latency in place of report.lua (path in
 -- SATURN_WRK_REPORT). It runs report.lua unchanged and appends ,"min_us":M (wrk's

@@ -5,7 +5,7 @@
 #      through unchanged and gains "min_us", which is at least the /delay/{ms} asked for;
 #   2. any other script passes through untouched (no min_us);
 #   3. an unreadable report.lua is refused with exit status 2.
-# The stand-in report.lua prints the same kind of line as shared/peers/net's, so the
+# The stand-in report.lua prints the same kind of line as the peers' net/report.lua, so the
 # test needs nothing outside this repository.
 set -euo pipefail
 server=$1

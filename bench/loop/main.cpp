@@ -1,9 +1,9 @@
-// saturn-bench-loop: the `loop` suite of BENCH-CONTRACT.md (the event-loop floor), run on
+// saturn-bench-loop: the `loop` suite of docs/workloads.md (the event-loop floor), run on
 // one thread and one ring (SINGLE_ISSUER|DEFER_TASKRUN), against loop-liburing --setup defer.
 #include "scenarios.hpp"
 
 int main(int argc, char** argv) {
-  CLI::App app{"saturn loop benchmarks (BENCH-CONTRACT.md, suite loop)"};
+  CLI::App app{"saturn loop benchmarks (docs/workloads.md, suite loop)"};
   bench::args a;
   a.threads = 1;
   const std::vector<std::string> known = {"nop_batched_128", "nop_pingpong",          "await_pingpong",

@@ -1,4 +1,4 @@
-// The loop suite's scenarios (BENCH-CONTRACT.md "loop"); one file each, dispatched by main.cpp.
+// The loop suite's scenarios (docs/workloads.md, "loop"); one file each, dispatched by main.cpp.
 #pragma once
 
 #include "harness.hpp"

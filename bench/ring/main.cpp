@@ -1,4 +1,4 @@
-// saturn-bench-ring: the `ring` suite of BENCH-CONTRACT.md.
+// saturn-bench-ring: the `ring` suite of docs/workloads.md.
 //
 //   saturn-bench-ring N LAPS [--threads T --samples S --warmup W]
 //
@@ -96,7 +96,7 @@ saturn::task<sample> run_sample(std::int64_t n, std::int64_t laps) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"saturn process ring (BENCH-CONTRACT.md, suite ring)"};
+  CLI::App app{"saturn process ring (docs/workloads.md, suite ring)"};
   bench::args a;
   std::int64_t n = 0, laps = 0;
   app.add_option("N", n, "processes in the ring")->required()->check(CLI::PositiveNumber);

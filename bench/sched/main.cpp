@@ -1,5 +1,5 @@
-// saturn-bench-sched: the `sched` suite of BENCH-CONTRACT.md (thread-pool scenario matrix)
-// on saturn::thread_pool, in the harness shape the peers share (shared/peers/README.md).
+// saturn-bench-sched: the `sched` suite of docs/workloads.md (thread-pool scenario matrix)
+// on saturn::thread_pool, in the harness shape the peers share.
 //
 // One pool for the whole run: --threads workers, pool_mode::cpu_bound by default (the
 // tasks are CPU work and need no rings; --mode io gives every worker its ring, reported as
@@ -45,7 +45,7 @@ ctx_switches process_ctx_switches() {
 
 int main(int argc, char** argv) {
   using namespace sched_bench;
-  CLI::App app{"saturn sched benchmarks (BENCH-CONTRACT.md, suite sched)"};
+  CLI::App app{"saturn sched benchmarks (docs/workloads.md, suite sched)"};
   bench::args a;
   std::vector<std::string> known;
   for (const auto& sc : scenarios())

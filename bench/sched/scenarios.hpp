@@ -1,5 +1,5 @@
 // The sched suite's scenario table and the state one sample's tasks share
-// (BENCH-CONTRACT.md "sched"; harness shape of shared/peers/README.md "sched").
+// (docs/workloads.md, "sched"; the same harness shape as the peers' sched programs).
 #pragma once
 
 #include <saturn/sched/thread_pool.hpp>

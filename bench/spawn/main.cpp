@@ -1,4 +1,4 @@
-// saturn-bench-spawn: the `spawn` suite of BENCH-CONTRACT.md (lightweight task cost),
+// saturn-bench-spawn: the `spawn` suite of docs/workloads.md (lightweight task cost),
 // everything run from inside the runtime (a driver task).
 //
 //   spawn_join_1m   spawn 1,000,000 tasks (task i returns i), join all in order, sum.
@@ -9,7 +9,7 @@
 #include "scenarios.hpp"
 
 int main(int argc, char** argv) {
-  CLI::App app{"saturn spawn benchmarks (BENCH-CONTRACT.md, suite spawn)"};
+  CLI::App app{"saturn spawn benchmarks (docs/workloads.md, suite spawn)"};
   bench::args a;
   std::string child;
   bench::add_common_flags(app, a, {"spawn_join_1m", "suspended_100k", "yield_pingpong"});

@@ -1,7 +1,8 @@
 /// \file
 /// `result<T>`: the value of an operation or the error that stopped it, with the name of
 /// the operation that failed ("read: Connection reset by peer"). saturn returns errors as
-/// values (DESIGN.md); exceptions are for programming errors and for API edges that ask.
+/// values (docs/contributing.md, "Errors"); exceptions are for programming errors and for
+/// API edges that ask.
 #pragma once
 
 #include <cassert>
@@ -92,7 +93,7 @@ class [[nodiscard]] result {
 
 /// result<void>: success or an error. 24 bytes: success is an error slot whose operation
 /// is null (an error always names one), so no flag is kept; a result<void> held across a
-/// co_await lives in the coroutine frame (BENCH-CONTRACT spawn/suspended_100k).
+/// co_await lives in the coroutine frame (docs/decisions/task-frame-size.md).
 template <>
 class [[nodiscard]] result<void> {
  public:

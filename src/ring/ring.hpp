@@ -1,4 +1,4 @@
-// The only header that includes liburing (DESIGN.md rule 1). Private to src/.
+// The only header that includes liburing (docs/contributing.md, Layers, rule 1). Private to src/.
 //
 // `uring` is one io_uring instance owned by one thread (the loop's). It hides three
 // things the layers above must never see:

@@ -62,7 +62,7 @@ struct server_options {
   /// connection, not per read; the bytes are copied into the connection's buffer) instead
   /// of one recv SQE per read. Off by default: on a thread_pool a stolen connection task
   /// must hop back to the loop that owns its multishot receive, which cost more than the
-  /// recv SQEs it saves in the A/B runs here (2 workers; see the report).
+  /// recv SQEs it saves (docs/decisions/http-receive.md).
   bool multishot_receive = false;
   /// Try a non-blocking send(2) from the connection's task before the ring's send: a batch
   /// that fits the socket buffer (the usual case) then costs no CQE and no task wake.

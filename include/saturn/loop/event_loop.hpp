@@ -54,10 +54,10 @@ struct loop_options {
   /// connections receiving at once than buffers), it adds recv_buffer_count more.
   unsigned recv_buffer_max = 8192;
   /// How long before its nearest timer's deadline the loop stops sleeping in the kernel
-  /// and polls instead. Waking a sleeping (halted) CPU takes tens of µs on a VM, so a
-  /// timer slept for until its deadline fires that much late (p50 ~75 µs here); waking
-  /// this much early and polling the rest fires it within a few µs, for at most this much
-  /// CPU per sleep that a timer ends. 0: sleep until the deadline.
+  /// and polls instead. Waking a sleeping (halted) CPU can take long on a VM, so a timer
+  /// slept for until its deadline fires that much late; waking this much early and polling
+  /// the rest fires it nearly on time, for at most this much CPU per sleep that a timer
+  /// ends (docs/decisions/timers.md). 0: sleep until the deadline.
   std::chrono::nanoseconds timer_spin{50'000};
 };
 

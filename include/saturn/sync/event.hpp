@@ -62,8 +62,8 @@ extern constinit thread_local pending_event_wait t_pending_event_wait;
 /// the event comes from wait() through a thread-local, read by await_ready and
 /// await_suspend, which run right after it. Keeping the event pointer in the awaiter
 /// would cost 8 bytes in every waiting frame, and a reference awaiter does not help:
-/// g++ 12 copies what a function returns by reference into the frame (BENCH-CONTRACT
-/// spawn/suspended_100k: 104 bytes a frame instead of 120). So await it at once, as
+/// g++ 12 copies what a function returns by reference into the frame
+/// (docs/decisions/task-frame-size.md). So await it at once, as
 /// `co_await ev.wait()`; an awaiter kept while another wait() is made is detected by its
 /// address and aborts. `Op` names the wait in a canceled result (event_wait, latch_wait).
 ///

@@ -7,8 +7,7 @@
 /// and g++ 12 keeps an await's result in the coroutine frame even when the result is
 /// discarded. A wait can only end a few known ways, so one byte names the outcome and a
 /// static table holds the full `error`. Every task waiting on an event, latch, semaphore,
-/// wait group or channel send is 24 bytes smaller for it (BENCH-CONTRACT
-/// spawn/suspended_100k).
+/// wait group or channel send is smaller for it (docs/decisions/task-frame-size.md).
 ///
 /// ```
 /// if (auto r = co_await ev.wait(); !r)

@@ -1,11 +1,11 @@
 /// \file
 /// The coroutine-frame allocator: per-thread size-class free lists over bump-allocated
-/// chunks, so creating a task costs a pointer pop (a few ns) rather than a malloc.
+/// chunks, so creating a task costs a pointer pop rather than a malloc.
 ///
 /// Why hand-written: glibc's tcache keeps only 7 blocks per size, so a burst of a million
 /// spawns falls through to the slower bins; frames need no per-block header (C++ sized
 /// deallocation gives the size back), which keeps a suspended task small
-/// (BENCH-CONTRACT spawn/suspended_100k).
+/// (docs/decisions/task-frame-size.md).
 ///
 /// Cross-thread frees are safe: a frame freed on another thread goes onto that thread's
 /// list. Lists are capped (frame_cache_bytes per class); the excess moves in batches to a global per-class pool that
@@ -44,9 +44,9 @@ extern thread_local frame_cache t_frame_cache;
 
 /// Size classes are 8 bytes apart. A frame whose size is an odd multiple of 8 needs no
 /// more than 8-byte alignment (an object's size is a multiple of its alignment), so it is
-/// carved on an 8-byte boundary; every other class is carved 16-byte aligned. Classes 16
-/// bytes apart rounded a 104-byte frame (a task waiting on an event) up to 112: 8 bytes
-/// in every suspended task (BENCH-CONTRACT spawn/suspended_100k).
+/// carved on an 8-byte boundary; every other class is carved 16-byte aligned. Coarser
+/// classes would round common frames up, wasting bytes in every suspended task
+/// (docs/decisions/task-frame-size.md).
 inline constexpr unsigned frame_class(std::size_t size) noexcept { return static_cast<unsigned>((size - 1) >> 3); }
 /// The bytes a frame of class `cls` occupies.
 inline constexpr std::size_t frame_class_size(unsigned cls) noexcept { return (std::size_t{cls} + 1) * 8; }

@@ -29,7 +29,7 @@ class join_handle;
 namespace detail {
 
 /// Storage for what a task ends with: a value or an exception. For trivially destructible
-/// values no "has value" flag is kept (a smaller frame: BENCH-CONTRACT suspended_100k).
+/// values no "has value" flag is kept (a smaller frame: docs/decisions/task-frame-size.md).
 /// How a result is stored: a value that needs destroying, a trivial value, a reference,
 /// or nothing.
 enum class result_kind { value, trivial, reference, none };
@@ -119,7 +119,7 @@ struct task_promise;
 /// outcome space (promise_base::exception_slot, with join_failed saying it is there); a
 /// small trivially destructible value goes there too. Only a larger or non-trivial value
 /// gets storage of its own. The outcome space is the task_wait node's, free once the body
-/// returned: BENCH-CONTRACT spawn/suspended_100k.
+/// returned (docs/decisions/task-frame-size.md).
 enum class result_home { own, outcome_space, none };
 template <class T>
 constexpr result_home home_of() {

@@ -1,9 +1,9 @@
 /// \file
 /// A 4-ary min-heap of intrusive timer nodes, ordered by deadline. Internal to the loop.
 ///
-/// Why a heap and not one kernel timeout per timer: on this class of VM every kernel
-/// timeout is an hrtimer costing ~4–5 µs (BENCH-CONTRACT timer_churn floor), whereas a
-/// heap push/pop is tens of ns; the loop arms one kernel wait for the nearest deadline.
+/// Why a heap and not one kernel timeout per timer: a kernel timeout costs far more than
+/// a heap push and pop, so the loop arms one kernel wait for the nearest deadline
+/// (docs/decisions/timers.md has the figures).
 /// 4-ary rather than binary: half the depth, and the four children share a cache line.
 #pragma once
 

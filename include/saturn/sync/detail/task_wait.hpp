@@ -2,9 +2,8 @@
 /// A wait whose node lives in the waiting task's promise, not in its awaiter: for the
 /// primitives that hand the waiter nothing but an outcome (event, and latch through its
 /// event). Their awaitable is the primitive itself and keeps no state, so a frame waiting
-/// on an event holds nothing for the wait: 104 bytes under g++ 12 for suspended_100k's
-/// task, where the awaiter-embedded waiter (saturn/sync/detail/waiter.hpp) made it 144
-/// (BENCH-CONTRACT spawn/suspended_100k).
+/// on an event holds nothing for the wait, a smaller frame than with the awaiter-embedded
+/// waiter (saturn/sync/detail/waiter.hpp; figures in docs/decisions/task-frame-size.md).
 ///
 /// The node: promise_base::m_wait (`prev`, and the list or the stop-callback box), with
 /// `next` being m_next_runnable (a waiting task is in no run queue), and the wait_* bits of

@@ -104,10 +104,10 @@ class waiter {
     void operator()() const noexcept { self->cancel(); }
   };
   void cancel() noexcept;
-  /// std::stop_callback is ~88 bytes: boxed (frame allocator) only when the waiting task
-  /// can be cancelled, so an uncancellable wait stays small (BENCH-CONTRACT
-  /// suspended_100k). The box also takes over the promise pointer, so the waiter keeps
-  /// one word for both: 40 bytes in every waiting frame instead of 48.
+  /// std::stop_callback is large: boxed (frame allocator) only when the waiting task can
+  /// be cancelled, so an uncancellable wait stays small. The box also takes over the
+  /// promise pointer, so the waiter keeps one word for both
+  /// (docs/decisions/task-frame-size.md).
   struct callback_box {
     promise_base* promise;
     std::stop_callback<stop_fn> cb;

@@ -27,7 +27,7 @@ enum : std::uint32_t {
 /// Bits of a wait on a primitive whose wait node lives in the promise (a task_wait, see
 /// saturn/sync/detail/task_wait.hpp). They share promise_base::m_join (one atomic word,
 /// every writer an RMW) because the wait protocol needs one atomic word and a separate
-/// one would cost 8 bytes in every frame (BENCH-CONTRACT spawn/suspended_100k).
+/// one would grow every frame (docs/decisions/task-frame-size.md).
 enum : std::uint32_t {
   wait_parked = 1u << 8,     ///< the task suspended in the wait (its own RMW, after linking)
   wait_notified = 1u << 9,   ///< whoever unlinked it is done with it (notifier's RMW)
@@ -106,7 +106,7 @@ struct promise_base : runnable {
 
 /// The spawned tasks of a scheduler that are alive (started, not finished), so a runtime
 /// destroyed while they are suspended can destroy them: no leak. A vector with the slot
-/// index kept in the promise: add and remove are O(1) and inline, ~10 instructions.
+/// index kept in the promise: add and remove are O(1) and inline.
 ///
 /// Threading: single-threaded (the owning scheduler's thread).
 class live_table {
