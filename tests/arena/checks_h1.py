@@ -324,7 +324,9 @@ def json_profile(r, rnd):
 
     def no_m():
         resp = r.one("GET", "/json/1", keep="json")
-        return resp.status == 200 and r.json_ok(json.loads(resp.body), 1, 1)[0], f"status {resp.status}"
+        if resp.status != 200:
+            return False, f"status {resp.status}"
+        return r.json_ok(json.loads(resp.body), 1, 1)
     r.run("x-json /json/1 without m (readiness probe) uses m=1", no_m)
     r.one("GET", "/json/50?m=6", keep="json")
 
