@@ -9,6 +9,7 @@ bin=${1:?usage: run_validate.sh BIN [PYTHON [CLIENT [ARGS...]]]}
 py=${2:-python3}
 client=${3:-validate.py}
 shift $(( $# >= 3 ? 3 : $# ))
+export PYTHONDONTWRITEBYTECODE=1  # keep __pycache__ out of the source tree
 here=$(cd "$(dirname "$0")" && pwd)
 [ -x "$bin" ] || { echo "run_validate: $bin is not an executable (build saturn-arena first)" >&2; exit 1; }
 command -v curl >/dev/null || { echo "run_validate: curl is required" >&2; exit 1; }
