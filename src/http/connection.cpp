@@ -68,6 +68,7 @@ task<void> server::serve_connection(net::tcp_stream s) {
   std::string out;
   std::string path_scratch;  // a path with %XX, normalized for routing (no '%': unused)
   bool open = true, linger = false;  // linger: we close first, gracefully
+  upgrade_handler upgraded;          // set by a 101 answer: the protocol that takes over
   const bool multishot = m_opts.multishot_receive;
 
   // One read: a chunk of the multishot receive copied in, or one recv into the buffer.
@@ -123,6 +124,8 @@ task<void> server::serve_connection(net::tcp_stream s) {
           write_response(out, resp, wo, m_opts.server_name);
           if (resp.close)
             open = false;
+          else if (resp.upgrade() && resp.status == 101)
+            upgraded = std::move(resp.upgrade());
         } catch (const std::exception&) {
           threw = true;
         }
@@ -139,8 +142,8 @@ task<void> server::serve_connection(net::tcp_stream s) {
         open = false;
       in.consume(parser.consumed());
       parser.reset();
-      if (!open)
-        break;
+      if (!open || upgraded)
+        break;  // after a 101 the bytes left in `in` belong to the new protocol
     }
     if (!open)
       linger = true;  // an error, Connection: close, HTTP/1.0 or a handler's close
@@ -171,6 +174,20 @@ task<void> server::serve_connection(net::tcp_stream s) {
       if (failed)
         break;
       out.clear();
+    }
+    if (upgraded) {
+      // The connection is the new protocol's now: it runs under the stop token like a
+      // handler (busy: no HTTP timeout applies; at stop it has stop_grace, then its
+      // socket is shut down), and the connection closes when it returns.
+      entry.set(detail::conn_state::busy, detail::coarse_now_ms());
+      std::span<const std::byte> leftover(reinterpret_cast<const std::byte*>(in.data()), in.size());
+      try {
+        task<void> t = upgraded(s, leftover);
+        co_await saturn::detail::in_context_awaiter<void>{t.handle(), &m_stop_ctx};
+      } catch (const std::exception&) {
+        // The new protocol failed; nothing of HTTP can be said any more: just close.
+      }
+      break;
     }
     if (!open)
       break;

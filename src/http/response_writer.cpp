@@ -14,6 +14,7 @@ namespace saturn::http {
 std::string_view reason_phrase(int status) noexcept {
   switch (status) {
     case 100: return "Continue";
+    case 101: return "Switching Protocols";
     case 200: return "OK";
     case 201: return "Created";
     case 204: return "No Content";
@@ -134,6 +135,15 @@ void response::add_header(text_value name, text_value value) {
     value = text_value(std::move(clean));
   }
   m_headers.emplace_back(std::move(name), std::move(value));
+}
+
+void response::set_header(text_value name, text_value value) {
+  remove_header(name.view());
+  add_header(std::move(name), std::move(value));
+}
+
+void response::remove_header(std::string_view name) noexcept {
+  std::erase_if(m_headers, [name](const auto& f) { return iequals(f.first.view(), name); });
 }
 
 std::string_view response::header(std::string_view name) const noexcept {

@@ -5,14 +5,28 @@
 #pragma once
 
 #include <saturn/http/text_value.hpp>
+#include <saturn/task/task.hpp>
 
+#include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
+namespace saturn::net {
+class tcp_stream;
+}  // namespace saturn::net
+
 namespace saturn::http {
+
+/// What takes over an HTTP/1.1 connection after a 101 (Switching Protocols) answer: the
+/// connection's stream and the bytes that arrived after the upgrade request (already
+/// read from the socket, not yet consumed). It runs as the connection's task under the
+/// server's stop token; the connection closes when it returns.
+using upgrade_handler = std::function<task<void>(net::tcp_stream&, std::span<const std::byte> leftover)>;
 
 /// A response. Owns everything it says: its Content-Type and header fields are literals or
 /// owned copies (text_value), and its body is owned unless built by with_static_body.
@@ -71,6 +85,23 @@ class response {
   /// header cannot split the response. The server writes Content-Length, Date and Server
   /// itself (and Connection when it closes): do not add those.
   void add_header(text_value name, text_value value);
+  /// Makes this answer a protocol switch (RFC 9110 §15.2.2): the status becomes 101, and
+  /// once the head is sent the server stops speaking HTTP on the connection and awaits
+  /// `fn` with it (see upgrade_handler). The handler adds the Upgrade and Connection
+  /// fields (websocket::accept does all of it). HTTP/1.1 only.
+  void set_upgrade(upgrade_handler fn) {
+    status = 101;
+    content_type = text_value{};
+    m_upgrade = std::move(fn);
+  }
+  /// The protocol switch set by set_upgrade, or an empty function.
+  upgrade_handler& upgrade() noexcept { return m_upgrade; }
+
+  /// Replaces the value of every field named `name` (case-insensitive) by one field with
+  /// `value`, or adds it; the same rules as add_header.
+  void set_header(text_value name, text_value value);
+  /// Removes every field named `name` (case-insensitive).
+  void remove_header(std::string_view name) noexcept;
   /// The first added field named `name` (case-insensitive), or an empty view.
   std::string_view header(std::string_view name) const noexcept;
   /// Extra header fields, in order added.
@@ -81,6 +112,7 @@ class response {
   std::string_view m_static;
   bool m_is_static = false;
   std::vector<std::pair<text_value, text_value>> m_headers;
+  upgrade_handler m_upgrade;
 };
 
 /// The reason phrase of `status` ("OK", "Not Found", ...), "Unknown" if none is known.
