@@ -56,7 +56,8 @@ saturn::task<response> json(const request&, const route_params&) {
 // (sleep_for never ends before its deadline). At SIGTERM, server::stop() cancels the
 // sleep through the handler's stop token and the answer is 503.
 saturn::task<response> delay(const request&, const route_params& p) {
-  std::string_view ms_text = p.get("ms");
+  const saturn::http::decoded ms_value = p.get("ms");
+  std::string_view ms_text = ms_value.view();
   long ms = -1;
   auto [end, ec] = std::from_chars(ms_text.data(), ms_text.data() + ms_text.size(), ms);
   // Digits only: from_chars would take "-0" for 0.

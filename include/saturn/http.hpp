@@ -1,13 +1,16 @@
 /// \file
-/// HTTP/1.1: the request parser, responses and their writer, the router, the server,
-/// http::serve (a whole service in one call), content-coding negotiation and gzip/brotli
-/// compression.
+/// HTTP/1.1: the request parser, requests and their query parameters, responses and their
+/// writer, the router, the server, http::serve (a whole service in one call),
+/// content-coding negotiation and gzip/brotli compression.
 #pragma once
 
 #include <saturn/http/accept_encoding.hpp>
 #include <saturn/http/compression.hpp>
 #include <saturn/http/content_coding.hpp>
+#include <saturn/http/decoded.hpp>
+#include <saturn/http/param.hpp>
 #include <saturn/http/parser.hpp>
+#include <saturn/http/query.hpp>
 #include <saturn/http/request.hpp>
 #include <saturn/http/response.hpp>
 #include <saturn/http/route_params.hpp>

@@ -377,7 +377,7 @@ void request_parser::finish(const char* data) noexcept {
   r.path = rest.substr(0, q);
   if (r.path.empty())
     r.path = "/";
-  r.query = q == std::string_view::npos ? std::string_view() : rest.substr(q + 1);
+  r.raw_query = q == std::string_view::npos ? std::string_view() : rest.substr(q + 1);
   r.body = std::string_view(data + m_head_len, m_body_len);
   r.version_minor = m_version_minor;
   r.keep_alive = m_keep_alive;

@@ -39,7 +39,7 @@ struct run {
 std::string digest(const saturn::http::request& r, const char* b, std::size_t n) {
   check(inside(r.method, b, n) && inside(r.target, b, n) && inside(r.body, b, n), "view outside the buffer");
   std::string d;
-  d.append(r.method).append(" ").append(r.target).append(" ").append(r.path).append("?").append(r.query);
+  d.append(r.method).append(" ").append(r.target).append(" ").append(r.path).append("?").append(r.raw_query);
   d += static_cast<char>('0' + r.version_minor);
   d += r.keep_alive ? 'k' : 'c';
   for (auto& h : r.headers()) {

@@ -1,6 +1,7 @@
-// router: literal and parameter routes, 404/405/501 and Allow, path normalization (checked
-// against an oracle), order of routes, malformed patterns; and
-// the response writer's framing (status line, Server, Date, Content-Length, Connection).
+// router: literal and parameter routes, decoded and typed parameters, 404/405/501 and
+// Allow, path normalization (checked against an oracle), order of routes, malformed
+// patterns; and the response writer's framing (status line, Server, Date, Content-Length,
+// Connection).
 #include <saturn/http/router.hpp>
 
 #include <gtest/gtest.h>
@@ -130,6 +131,65 @@ TEST(http_router, normalize_path_decodes_unreserved_escapes_only) {
   auto m = r.match("GET", saturn::http::normalize_path("/d%65lay/%35", scratch));
   ASSERT_NE(m.fn, nullptr);
   EXPECT_EQ(m.params.get("ms"), "5");
+}
+
+TEST(http_router, parameters_are_percent_decoded) {
+  router r;
+  r.get("/user/{name}", ok);
+  r.get("/item/{id}/{qty}", ok);
+  std::string scratch;
+  auto m = r.match("GET", saturn::http::normalize_path("/user/a%20b", scratch));
+  ASSERT_NE(m.fn, nullptr);
+  EXPECT_EQ(m.params.get("name"), "a b");
+  EXPECT_TRUE(m.params.get("name").owns());
+  EXPECT_EQ(m.params.raw("name"), "a%20b");
+  // "%2F" is one segment for routing, a '/' in the value; '+' is not a space in a path;
+  // the normalizer's upper-cased "%25" decodes once.
+  m = r.match("GET", saturn::http::normalize_path("/user/a%2fb+c%2541%C3%A9", scratch));
+  ASSERT_NE(m.fn, nullptr);
+  EXPECT_EQ(m.params.get("name"), "a/b+c%41\xC3\xA9");
+  // A plain value is a view into the matched path: no copy.
+  std::string_view plain = "/user/alpha";
+  m = r.match("GET", plain);
+  ASSERT_NE(m.fn, nullptr);
+  auto v = m.params.get("name");
+  EXPECT_FALSE(v.owns());
+  EXPECT_EQ(v.data(), plain.data() + 6);
+  EXPECT_TRUE(m.params.has("name"));
+  EXPECT_FALSE(m.params.has("nope"));
+  EXPECT_EQ(m.params.get("nope"), "");
+  EXPECT_EQ(m.params.raw("nope"), "");
+}
+
+TEST(http_router, typed_parameters_and_their_errors) {
+  router r;
+  r.get("/item/{id}/{qty}", ok);
+  auto m = r.match("GET", "/item/42/-3");
+  ASSERT_NE(m.fn, nullptr);
+  EXPECT_EQ(*m.params.get<int>("id"), 42);
+  EXPECT_EQ(*m.params.get<long>("qty"), -3);
+  EXPECT_DOUBLE_EQ(*m.params.get<double>("id"), 42.0);
+  EXPECT_TRUE(m.params.get<unsigned>("qty").err() == std::errc::invalid_argument);
+  auto missing = m.params.get<int>("nope");
+  ASSERT_FALSE(missing);
+  EXPECT_TRUE(missing.err() == std::errc::no_message_available);
+  EXPECT_EQ(m.params.describe("nope", missing.err()), "route parameter \"nope\": missing");
+  m = r.match("GET", "/item/7x/99999999999");
+  ASSERT_NE(m.fn, nullptr);
+  auto bad = m.params.get<int>("id");
+  ASSERT_FALSE(bad);
+  EXPECT_TRUE(bad.err() == std::errc::invalid_argument);
+  EXPECT_EQ(m.params.describe("id", bad.err()), "route parameter \"id\": not an integer: \"7x\"");
+  auto big = m.params.get<int>("qty");
+  ASSERT_FALSE(big);
+  EXPECT_TRUE(big.err() == std::errc::result_out_of_range);
+  EXPECT_EQ(*m.params.get<long long>("qty"), 99999999999LL);
+  // Decoded before it is read: "%31%32" is 12, "1%20" is "1 " (trailing junk).
+  std::string scratch;
+  m = r.match("GET", saturn::http::normalize_path("/item/%31%32/1%20", scratch));
+  ASSERT_NE(m.fn, nullptr);
+  EXPECT_EQ(*m.params.get<int>("id"), 12);
+  EXPECT_TRUE(m.params.get<int>("qty").err() == std::errc::invalid_argument);
 }
 
 TEST(http_router, malformed_patterns_throw) {

@@ -143,7 +143,8 @@ TEST(http_conformance, percent_encoded_unreserved_characters_route_like_themselv
     const char* body;
   };
   for (const probe& p : {probe{"/%70laintext", 200, "Hello, World!"}, probe{"/%70%6C%61%69%6e%74%65%78%74", 200, "Hello, World!"},
-                         probe{"/seq/%34%32", 200, "42"}, probe{"/seq/a%2fb", 200, "a%2Fb"},
+                         // "%2F" stays inside its segment for routing; the parameter decodes it.
+                         probe{"/seq/%34%32", 200, "42"}, probe{"/seq/a%2fb", 200, "a/b"},
                          probe{"/seq/%7E%2D%2E%5F", 200, "~-._"}, probe{"/%2Fplaintext", 404, "Not Found"},
                          probe{"/plaintext%2F", 404, "Not Found"}, probe{"/seq%2F1", 404, "Not Found"},
                          probe{"/%65cho", 405, "Method Not Allowed"}}) {

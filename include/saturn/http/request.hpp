@@ -4,6 +4,7 @@
 /// that buffer again — i.e. for as long as the request's handler runs.
 #pragma once
 
+#include <saturn/http/query.hpp>
 #include <saturn/http/route_params.hpp>
 
 #include <cstddef>
@@ -49,12 +50,15 @@ class request {
   /// absolute-form target with no path. The server routes on its normalized form
   /// (normalize_path in router.hpp).
   std::string_view path;
-  std::string_view query;    ///< after '?', without it; empty if none
+  std::string_view raw_query;  ///< after '?', without it, still encoded; empty if none
   std::string_view body;     ///< the body, de-chunked (chunked bodies are decoded in place)
   std::uint8_t version_minor = 1;  ///< 0 for HTTP/1.0, 1 for HTTP/1.1
   bool keep_alive = true;          ///< the connection stays open after the response
   bool chunked = false;            ///< the body came with Transfer-Encoding: chunked
 
+  /// The query's name/value pairs (a view over raw_query: see query.hpp). Any thread
+  /// that may read the request; does not suspend or allocate.
+  query_params query() const noexcept { return query_params(raw_query); }
   /// Every header field, in order received.
   std::span<const header_field> headers() const noexcept { return {m_headers, m_count}; }
   /// The value of the first field named `name` (case-insensitive), or an empty view.

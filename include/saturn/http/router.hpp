@@ -1,6 +1,7 @@
 /// \file
 /// The router: (method, path pattern) → handler. Patterns are literal segments and
-/// `{name}` parameters, one path segment each (`/delay/{ms}`). Handlers are coroutines
+/// `{name}` parameters, one path segment each (`/delay/{ms}`); a parameter's value is
+/// percent-decoded when read (route_params::get). Handlers are coroutines
 /// (`task<response>`), so a handler may await a timer, a socket or a channel without
 /// blocking its worker.
 ///

@@ -1,0 +1,109 @@
+// saturn-arena: saturn's HttpArena entry (docs/arena.md), HTTP/1.1 on --port (8080):
+//   GET|POST /baseline11?a=&b=  the sum of a, b and (POST) the integer body; text/plain
+//   GET /pipeline               "ok"; text/plain
+//   GET /json/{count}?m=        the first count dataset items with total = price*quantity*m,
+//                               serialized per request; gzip / br when Accept-Encoding asks
+//   POST /upload                the number of body bytes read; text/plain
+//   GET /static/{*path}         the files of --data/static (precompressed .br / .gz siblings)
+//   GET /ws                     WebSocket echo (RFC 6455)
+// Runs on a thread_pool (--threads), one SO_REUSEPORT listener per worker (http::serve);
+// SIGTERM / SIGINT stop it gracefully and it exits 0.
+#include <saturn/http.hpp>
+#include <saturn/sched/thread_pool.hpp>
+
+#include <CLI/CLI.hpp>
+
+#include "cli.hpp"
+#include "dataset.hpp"
+#include "nofile.hpp"
+#include "routes.hpp"
+#include "start_pool.hpp"
+
+#include <sched.h>
+
+#include <cstdio>
+#include <optional>
+#include <string>
+#include <thread>
+
+namespace {
+
+/// The CPUs this process may run on (a container's cpuset), not the host's count.
+unsigned affinity_cpus() {
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof set, &set) == 0)
+    if (int n = CPU_COUNT(&set); n > 0)
+      return static_cast<unsigned>(n);
+  return std::max(1u, std::thread::hardware_concurrency());
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"saturn-arena: saturn's HttpArena entry (HTTP/1.1 profiles)"};
+  arena::config cfg;
+  unsigned port = 8080;
+  std::string bind = "127.0.0.1";
+  unsigned threads = affinity_cpus();
+  saturn::http::serve_options opts;
+  opts.max_connections = 65536;
+  app.add_option("--port", port, "TCP port of HTTP/1.1")->transform(apps::decimal())->check(CLI::Range(1u, 65535u))
+      ->capture_default_str();
+  app.add_option("--bind", bind, "address to listen on (HttpArena's container needs 0.0.0.0)")->capture_default_str();
+  app.add_option("--data", cfg.data_dir, "folder with dataset.json and static/ (either may be missing)")
+      ->capture_default_str();
+  app.add_option("--threads", threads, "worker threads (default: the CPUs this process may use)")
+      ->transform(apps::decimal())->check(CLI::Range(1u, 255u))->capture_default_str();
+  app.add_option("--max-connections", opts.max_connections, "accepting pauses at this many open connections")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 24))->capture_default_str();
+  app.add_option("--max-body", cfg.max_body, "largest request body in bytes (413 above)")
+      ->check(CLI::Range(std::size_t{0}, std::size_t{1} << 32))->capture_default_str();
+  app.add_option("--brotli-quality", cfg.compression.brotli_quality, "brotli quality of /json answers (0-11)")
+      ->check(CLI::Range(0, 11))->capture_default_str();
+  app.add_option("--gzip-level", cfg.compression.gzip_level, "gzip level of /json answers (1-9)")
+      ->check(CLI::Range(1, 9))->capture_default_str();
+  app.footer("SIGTERM/SIGINT stop the server and exit 0. Exit status 1: the port cannot be bound or the "
+             "workers cannot start; 2: bad arguments.");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);
+    return code == 0 ? 0 : 2;
+  }
+  auto addr = saturn::net::address::parse(bind, static_cast<std::uint16_t>(port));
+  if (!addr) {
+    std::fprintf(stderr, "saturn-arena: --bind %s: not an IPv4 or IPv6 address\n", bind.c_str());
+    return 2;
+  }
+  const std::int64_t nofile = apps::raise_nofile();
+  if (static_cast<std::int64_t>(opts.max_connections) + 64 > nofile)
+    opts.max_connections = static_cast<std::size_t>(std::max<std::int64_t>(nofile - 64, 1));
+
+  arena::state st;
+  if (!arena::load(cfg, st))  // says on stderr what it could not load; serves the rest
+    std::fprintf(stderr, "saturn-arena: serving without the parts above\n");
+  opts.limits.max_body = cfg.max_body;
+  opts.server_name = "saturn";
+  saturn::http::router routes;
+  arena::add_routes(routes, st);
+
+  std::optional<saturn::thread_pool> pool;
+  if (!apps::start_pool(pool,
+                        {.threads = threads,
+                         .mode = saturn::pool_mode::io,
+                         .loop = {},
+                         .spin_before_park_us = 50,
+                         .max_blocking_threads = 64,
+                         .pin_io_wakeups = true},
+                        "saturn-arena"))
+    return 1;
+  opts.on_listening = [&](const saturn::net::address& a) {
+    std::fprintf(stderr, "saturn-arena: listening on %s:%u, %u threads\n", bind.c_str(), a.port(), pool->threads());
+  };
+  auto served = saturn::http::serve(*pool, routes, *addr, opts);
+  if (!served) {
+    std::fprintf(stderr, "saturn-arena: %s:%u: %s\n", bind.c_str(), port, served.err().message().c_str());
+    return 1;
+  }
+  return 0;
+}
