@@ -9,7 +9,8 @@ for gcannon (< 1024 bytes, <= 16 fields), 100-continue, malformed requests.
 
 Usage: validate.py --host 127.0.0.1 --port P --data DIR [--profiles a,b,...]
 DIR holds dataset.json and static/ (ours from gen_data.py, or HttpArena's data/ folder).
-Prints one line per check (PASS/FAIL/SKIP name: detail) and a summary; exits 1 on any FAIL.
+Prints one line per check (PASS/FAIL/SKIP/WARN name: detail) and a summary; exits 1 on any
+FAIL. WARN marks an advisory check (a recommendation no HttpArena script tests) that failed.
 Standard library only; uses curl where a check is defined by curl's behaviour.
 """
 import argparse
@@ -41,7 +42,7 @@ class Runner:
     def __init__(self, host, port, data):
         self.host, self.port, self.data = host, port, data
         self.base = f"http://{host}:{port}"
-        self.passed = self.failed = self.skipped = 0
+        self.passed = self.failed = self.skipped = self.warned = 0
         self.failures = []
         with open(os.path.join(data, "dataset.json")) as f:
             self.dataset = json.load(f)
@@ -49,7 +50,13 @@ class Runner:
         self.heads = {}  # profile -> list of (label, Response) for the head-limit checks
 
     # ---- reporting ----
-    def result(self, name, ok, detail=""):
+    def result(self, name, ok, detail="", advisory=False):
+        """ok None = SKIP. An advisory check (a recommendation HttpArena does not test)
+        prints WARN instead of FAIL and does not fail the run."""
+        if ok is False and advisory:
+            self.warned += 1
+            print(f"WARN {name}" + (f": {detail}" if detail else ""), flush=True)
+            return
         if ok is None:
             self.skipped += 1
             tag = "SKIP"
@@ -62,15 +69,15 @@ class Runner:
             tag = "FAIL"
         print(f"{tag} {name}" + (f": {detail}" if detail else ""), flush=True)
 
-    def run(self, name, fn):
+    def run(self, name, fn, advisory=False):
         """Run one check function; an exception is a FAIL with the exception as detail."""
         try:
             out = fn()
         except Exception as e:  # noqa: BLE001 - any error is the check's failure
-            self.result(name, False, f"{type(e).__name__}: {e}")
+            self.result(name, False, f"{type(e).__name__}: {e}", advisory)
             return
         ok, detail = out if isinstance(out, tuple) else (out, "")
-        self.result(name, ok, detail)
+        self.result(name, ok, detail, advisory)
 
     # ---- transport helpers ----
     def conn(self, timeout=5.0):
@@ -232,7 +239,7 @@ def main():
         bad = [f"{label}: {why}" for label, resp in rs for why in [head_limits(resp)] if why]
         r.result(f"x-{profile} response heads < 1024 B and <= 16 fields", not bad,
                  "; ".join(bad[:5]) if bad else f"{len(rs)} responses")
-    print(f"# summary: {r.passed} passed, {r.failed} failed, {r.skipped} skipped")
+    print(f"# summary: {r.passed} passed, {r.failed} failed, {r.skipped} skipped, {r.warned} warnings")
     if r.failures:
         print("# failed: " + ", ".join(r.failures))
     return 1 if r.failed else 0
