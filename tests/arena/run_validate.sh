@@ -67,4 +67,10 @@ if [ $rc != 0 ]; then
   exit 1
 fi
 echo "PASS shutdown: SIGTERM -> exit 0"
+# Sanitizer builds report some errors (UBSan by default) without changing the exit status.
+if grep -qE 'runtime error:|Sanitizer' "$tmp/server.out"; then
+  echo "FAIL sanitizer: saturn-arena reported errors; its output:" >&2
+  cat "$tmp/server.out" >&2
+  exit 1
+fi
 exit $status
