@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# run_validate.sh BIN [PYTHON [CLIENT [ARGS...]]] — end-to-end HttpArena check of saturn-arena.
+# Generates a data dir, starts BIN on 127.0.0.1 and a free port, waits for it to answer,
+# runs CLIENT (default validate.py, from this folder) with --host --port --data and ARGS,
+# then stops the server with SIGTERM and requires exit status 0 within 5 s.
+# Exits with the client's status (or 1 if the server failed to start, died, or did not stop).
+set -uo pipefail
+bin=${1:?usage: run_validate.sh BIN [PYTHON [CLIENT [ARGS...]]]}
+py=${2:-python3}
+client=${3:-validate.py}
+shift $(( $# >= 3 ? 3 : $# ))
+export PYTHONDONTWRITEBYTECODE=1  # keep __pycache__ out of the source tree
+here=$(cd "$(dirname "$0")" && pwd)
+[ -x "$bin" ] || { echo "run_validate: $bin is not an executable (build saturn-arena first)" >&2; exit 1; }
+command -v curl >/dev/null || { echo "run_validate: curl is required" >&2; exit 1; }
+
+tmp=$(mktemp -d)
+pid=
+cleanup() {
+  if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then kill -KILL "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; fi
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+"$py" "$here/gen_data.py" "$tmp/data" || { echo "run_validate: gen_data.py failed" >&2; exit 1; }
+port=$("$py" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+
+"$bin" --bind 127.0.0.1 --port "$port" --data "$tmp/data" --threads 2 >"$tmp/server.out" 2>&1 &
+pid=$!
+ready=0
+for _ in $(seq 1 100); do
+  if curl -s --max-time 1 -o /dev/null "http://127.0.0.1:$port/baseline11?a=1&b=1"; then ready=1; break; fi
+  kill -0 "$pid" 2>/dev/null || break
+  sleep 0.1
+done
+if [ $ready != 1 ]; then
+  echo "run_validate: saturn-arena did not answer on port $port within 10 s; its output:" >&2
+  cat "$tmp/server.out" >&2
+  exit 1
+fi
+
+"$py" "$here/$client" --host 127.0.0.1 --port "$port" --data "$tmp/data" "$@"
+status=$?
+
+if ! kill -0 "$pid" 2>/dev/null; then
+  echo "FAIL server: saturn-arena died during validation; its output:" >&2
+  cat "$tmp/server.out" >&2
+  pid=
+  exit 1
+fi
+kill -TERM "$pid"
+stopped=0
+for _ in $(seq 1 50); do
+  kill -0 "$pid" 2>/dev/null || { stopped=1; break; }
+  sleep 0.1
+done
+if [ $stopped != 1 ]; then
+  echo "FAIL shutdown: saturn-arena still running 5 s after SIGTERM" >&2
+  exit 1
+fi
+wait "$pid"
+rc=$?
+pid=
+if [ $rc != 0 ]; then
+  echo "FAIL shutdown: saturn-arena exited with status $rc after SIGTERM; its output:" >&2
+  cat "$tmp/server.out" >&2
+  exit 1
+fi
+echo "PASS shutdown: SIGTERM -> exit 0"
+# Sanitizer builds report some errors (UBSan by default) without changing the exit status.
+if grep -qE 'runtime error:|Sanitizer' "$tmp/server.out"; then
+  echo "FAIL sanitizer: saturn-arena reported errors; its output:" >&2
+  cat "$tmp/server.out" >&2
+  exit 1
+fi
+exit $status
