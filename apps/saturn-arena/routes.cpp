@@ -2,6 +2,8 @@
 
 #include <saturn/http/compress_response.hpp>
 #include <saturn/http/query.hpp>
+#include <saturn/http/static_files.hpp>
+#include <saturn/http/websocket.hpp>
 
 #include <sys/stat.h>
 
@@ -77,6 +79,21 @@ task<response> json(const request& req, const state& st) {
 // upload: the bytes of the body actually read.
 task<response> upload(const request& req) { co_return response(200, "text/plain", std::to_string(req.body.size())); }
 
+// echo-ws: every message back with its opcode, nothing unsolicited (the load generator
+// counts every frame it receives as an echo).
+task<void> echo_ws(saturn::http::websocket::session<saturn::net::tcp_stream&>& s) {
+  for (;;) {
+    auto m = co_await s.receive();
+    if (!m || m->kind == saturn::http::websocket::message_kind::close)
+      break;
+    auto sent = co_await s.echo(*m);
+    if (!sent)
+      break;
+  }
+}
+
+task<response> ws(const request& req) { co_return saturn::http::websocket::accept(req, echo_ws); }
+
 }  // namespace
 
 bool load(const config& cfg, state& st) {
@@ -105,6 +122,15 @@ void add_routes(saturn::http::router& routes, const state& st) {
   routes.get("/pipeline", pipeline);
   routes.get("/json/{count}", [&st](const request& req) { return json(req, st); });
   routes.post("/upload", upload);
+  routes.get("/ws", ws);
+  if (st.have_static) {
+    // Engine entries may serve from memory and use the precompressed siblings
+    // (docs/arena.md): both are documented options of static_files.
+    saturn::http::static_options so;
+    so.precompressed = true;
+    so.cache = true;
+    routes.get("/static/{*path}", saturn::http::static_files(st.cfg.data_dir + "/static", so));
+  }
 }
 
 }  // namespace arena

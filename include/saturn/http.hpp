@@ -19,5 +19,6 @@
 #include <saturn/http/router.hpp>
 #include <saturn/http/serve.hpp>
 #include <saturn/http/server.hpp>
+#include <saturn/http/static_files.hpp>
 #include <saturn/http/text_value.hpp>
 #include <saturn/http/websocket.hpp>

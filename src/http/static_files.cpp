@@ -239,7 +239,7 @@ task<response> serve_static(std::shared_ptr<root_state> state, const request& re
   root_state& st = *state;
   const static_options& o = st.opts;
   std::string rel;
-  const detail::path_verdict verdict = detail::decode_static_path(req.params().get(o.param), o.hidden, rel);
+  const detail::path_verdict verdict = detail::decode_static_path(req.params().raw(o.param), o.hidden, rel);
   if (verdict == detail::path_verdict::bad_escape)
     co_return status_response(400, "bad percent-escape in the path\n");
   if (verdict != detail::path_verdict::ok)
@@ -253,8 +253,8 @@ task<response> serve_static(std::shared_ptr<root_state> state, const request& re
   if (found == 301) {
     response r = response::empty(301);
     std::string location = std::string(req.path) + "/";
-    if (!req.query.empty())
-      location += "?" + std::string(req.query);
+    if (!req.raw_query.empty())
+      location += "?" + std::string(req.raw_query);
     r.add_header("Location", std::move(location));
     co_return r;
   }

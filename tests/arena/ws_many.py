@@ -38,6 +38,12 @@ class Client:
 
 def raise_nofile(need):
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard != resource.RLIM_INFINITY and hard < need:
+        try:  # root (CAP_SYS_RESOURCE) may raise the hard limit too
+            resource.setrlimit(resource.RLIMIT_NOFILE, (soft, need))
+            soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        except (ValueError, OSError):
+            pass
     want = need if hard == resource.RLIM_INFINITY else min(max(soft, need), hard)
     if want > soft:
         resource.setrlimit(resource.RLIMIT_NOFILE, (want, hard))

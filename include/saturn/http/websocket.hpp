@@ -17,6 +17,7 @@
 /// ```
 #pragma once
 
+#include <saturn/http/websocket/accept.hpp>
 #include <saturn/http/websocket/frame.hpp>
 #include <saturn/http/websocket/handshake.hpp>
 #include <saturn/http/websocket/reader.hpp>
