@@ -44,10 +44,10 @@ saturn::task<int> main_task(int read_fd, int write_fd) {
   int failures = 0;
 
   // 1. spawn three workers, then join them (they run concurrently: ~3 ms in total, not 6)
-  saturn::task_context& ctx = co_await saturn::this_task::context();
+  // (saturn::spawn starts them on the runtime this task runs on)
   std::vector<saturn::join_handle<int>> workers;
   for (int x = 1; x <= 3; ++x)
-    workers.push_back(saturn::spawn_in(ctx.sched->root_context(), square_later(x)));
+    workers.push_back(saturn::spawn(square_later(x)));
   int sum = 0;
   for (auto& w : workers)
     sum += co_await std::move(w);
@@ -55,7 +55,7 @@ saturn::task<int> main_task(int read_fd, int write_fd) {
   failures += sum == 14 ? 0 : 1;
 
   // 2. a pipe read with a deadline, and a writer that answers in time
-  auto writer = saturn::spawn_in(ctx.sched->root_context(), [](int fd) -> saturn::task<> {
+  auto writer = saturn::spawn([](int fd) -> saturn::task<> {
     (void)co_await saturn::sleep_for(1ms);
     std::string msg = "hello from a spawned writer";
     (void)co_await saturn::write(fd, std::as_bytes(std::span<const char>(msg.data(), msg.size())));
