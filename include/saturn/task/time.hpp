@@ -220,14 +220,14 @@ task<R> await_as_task(A a) {
 ///    when with_timeout saw it end: its outcome. For T = result<U> (or wait_result) that is
 ///    its outcome as is, value or error.
 ///  - otherwise, for T = result<U> holding a value (or a successful wait_result): that
-///    value. `t` finished what it was
-///    doing, so nothing it computed (bytes already taken from a socket, a message received
-///    just before the stop) is lost.
+///    value. `t` finished what it was doing, so nothing it computed (bytes already taken
+///    from a socket, a message received just before the stop) is lost.
 ///  - otherwise (T not a result, T void, or a result<U> holding an error): an error whose
 ///    operation is "with_timeout": std::errc::timed_out when the deadline fired,
-///    std::errc::operation_canceled when only the caller's token stopped. A plain T never
-///    reports success unless `t` ended before the deadline fired, even if it returned a
-///    value after the stop; the error `t` returned after a stop is replaced.
+///    std::errc::operation_canceled when only the caller's token stopped. So a plain T
+///    never reports success unless `t` ended before any stop, even if it returned a value
+///    after one; an error `t` returned after a stop is replaced. A stop that races `t`'s
+///    last step counts as before it (the outcome errs towards timed_out).
 /// Exceptions of `t` propagate, whatever fired. Only what observes the task's stop token
 /// (saturn I/O, sleeps, sync waits, nested with_timeout) is cut short by the deadline;
 /// other work runs to its end first. Threading: await from a saturn task; it may end on
