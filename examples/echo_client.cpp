@@ -33,8 +33,7 @@ task<int> run() {
     co_return 1;
   }
   const auto addr = *listener->local_address();
-  saturn::task_context& root = co_await saturn::this_task::context();
-  auto server = saturn::spawn_in(root, [](net::tcp_listener* l) -> task<> {
+  auto server = saturn::spawn([](net::tcp_listener* l) -> task<> {
     auto c = co_await l->accept();
     if (c)
       co_await echo(std::move(*c));

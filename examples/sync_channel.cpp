@@ -25,16 +25,15 @@ saturn::task<> work(saturn::channel<long>& jobs, saturn::channel<long>& results,
 }
 
 saturn::task<long> run() {
-  saturn::task_context& ctx = co_await saturn::this_task::context();
   saturn::channel<long> jobs(64);               // bounded: backpressure on the producer
   saturn::channel<long> results(saturn::unbounded);
   saturn::wait_group workers;
 
   std::vector<saturn::join_handle<void>> tasks;
-  tasks.push_back(saturn::spawn_in(ctx.sched->root_context(), produce(jobs)));
+  tasks.push_back(saturn::spawn(produce(jobs)));
   for (int w = 0; w < 4; ++w) {
     workers.add(1);
-    tasks.push_back(saturn::spawn_in(ctx.sched->root_context(), work(jobs, results, workers)));
+    tasks.push_back(saturn::spawn(work(jobs, results, workers)));
   }
 
   long sum = 0;
@@ -42,7 +41,7 @@ saturn::task<long> run() {
     (void)co_await wg.wait();
     ch.close();
   };
-  tasks.push_back(saturn::spawn_in(ctx.sched->root_context(), closer(workers, results)));
+  tasks.push_back(saturn::spawn(closer(workers, results)));
   while (auto r = co_await results.receive())
     sum += *r;
   for (auto& t : tasks)

@@ -320,6 +320,11 @@ void thread_pool::check_worker_index(unsigned worker, const char* op) const {
                             " does not exist (the pool has " + std::to_string(threads()) + ", numbered from 0)");
 }
 
+void thread_pool::spawn_on(unsigned worker, runnable* r) {
+  check_worker_index(worker, "spawn_on");
+  start_on(worker, r);
+}
+
 void thread_pool::start_on(unsigned index, runnable* r) noexcept {
   detail::pool_impl& p = *m_impl;
   detail::worker& target = *p.workers[index];

@@ -2,6 +2,8 @@
 #include <saturn/task/runtime.hpp>
 
 #include <cstdio>
+#include <stdexcept>
+#include <string>
 
 namespace saturn {
 namespace {
@@ -12,6 +14,16 @@ scheduler* scheduler::current() noexcept { return t_current_scheduler; }
 scheduler* scheduler::set_current(scheduler* s) noexcept { return std::exchange(t_current_scheduler, s); }
 
 namespace detail {
+task_context& calling_root_context(const char* op) {
+  scheduler* s = t_current_scheduler;
+  if (s == nullptr) [[unlikely]]
+    throw std::logic_error(std::string("saturn::") + op +
+                           ": the calling thread runs no saturn scheduler; call it from a saturn task (or a "
+                           "thread of a runtime or pool), or from other threads name the scheduler: "
+                           "pool.spawn(t), pool.spawn_on(worker, t), rt.spawn(t)");
+  return s->root_context();
+}
+
 void report_detached_exception(std::exception_ptr e) noexcept {
   try {
     std::rethrow_exception(e);
@@ -49,6 +61,13 @@ void runtime::schedule(runnable* r) noexcept {
     m_loop.post(r);
   else
     m_loop.post_remote(r);
+}
+
+void runtime::spawn_on(unsigned worker, runnable* r) {
+  if (worker != 0)
+    throw std::out_of_range("runtime::spawn_on: worker " + std::to_string(worker) +
+                            " does not exist (a runtime has one, worker 0)");
+  schedule(r);  // what scheduler::spawn does for a runtime
 }
 
 void runtime::run_until(const std::coroutine_handle<>& h) {

@@ -378,7 +378,7 @@ TEST(effect_task, stopping_the_task_cancels_the_effect_in_the_ring) {
   saturn_test::watchdog dog(20s, "tier B with_timeout over an effect");
   saturn::runtime rt;
   pipe_fds p;
-  auto r = rt.block_on([](int fd) -> task<saturn::result<saturn::result<std::size_t>>> {
+  auto r = rt.block_on([](int fd) -> task<saturn::result<std::size_t>> {
     co_return co_await saturn::with_timeout(5ms, [](int rfd) -> task<saturn::result<std::size_t>> {
       std::string buf(1, '\0');
       auto e = fx::read(rfd, bytes(buf)) | fx::then([](std::size_t n) { return n; });

@@ -38,7 +38,7 @@ TEST(task, block_on_returns_value) {
 
 TEST(task, timeout_cancels) {
   saturn::runtime rt;
-  auto r = rt.block_on([]() -> saturn::task<saturn::result<saturn::result<void>>> {
+  auto r = rt.block_on([]() -> saturn::task<saturn::result<void>> {
     co_return co_await saturn::with_timeout(std::chrono::milliseconds(5), []() -> saturn::task<saturn::result<void>> {
       co_return co_await saturn::sleep_for(std::chrono::seconds(10));
     }());

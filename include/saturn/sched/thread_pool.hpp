@@ -193,6 +193,8 @@ class thread_pool final : public scheduler {
   // scheduler
   void schedule(runnable* r) noexcept override;
   void spawn(runnable* r) noexcept override;
+  /// check_worker_index, then start_on (see spawn_on above).
+  void spawn_on(unsigned worker, runnable* r) override;
   void yield(runnable* r) noexcept override;
   void track(detail::promise_base* p) noexcept override;
   void untrack(detail::promise_base* p) noexcept override;

@@ -2,6 +2,12 @@
 /// spawn() and join_handle<T>: start a task that runs on its own, and later await its
 /// value (or exception). Dropping the handle detaches the task; it still runs to the end
 /// and frees itself.
+///
+/// ```
+/// auto h = saturn::spawn(fetch(url));        // inside a task: on the same scheduler
+/// auto g = saturn::spawn_on(0, per_core());  // on worker 0 of that scheduler
+/// int v = co_await std::move(h);
+/// ```
 #pragma once
 
 #include <saturn/task/task.hpp>
@@ -130,6 +136,46 @@ template <class T>
 join_handle<T> spawn_in(task_context& ctx, task<T> t) {
   auto h = detail::prepare_spawn(ctx, t);
   ctx.sched->spawn(&h.promise());
+  return join_handle<T>(h);
+}
+
+namespace detail {
+/// The root context of the calling thread's scheduler (scheduler::current()). Throws
+/// std::logic_error naming `op` (and what to call instead) when the thread has none.
+task_context& calling_root_context(const char* op);
+}  // namespace detail
+
+/// Starts `t` on the scheduler the caller runs on — inside a task, its own runtime or
+/// pool — and returns its handle. The task gets the scheduler's root context, like
+/// `pool.spawn(t)`: it does not inherit the caller's stop token, so cancelling the caller
+/// does not cancel it, and it may outlive the caller (detach the handle or drop it).
+/// Threading: from a saturn task, or from any thread whose scheduler::current() is set (a
+/// pool's worker, the thread that created a runtime); never suspends. From any other
+/// thread it is a programming error and throws std::logic_error (`t` is then destroyed
+/// unstarted): name the scheduler there, `pool.spawn(t)` or `rt.spawn(t)`.
+template <class T>
+join_handle<T> spawn(task<T> t) {
+  task_context& root = detail::calling_root_context("spawn");
+  auto h = detail::prepare_spawn(root, t);
+  root.sched->spawn(&h.promise());
+  return join_handle<T>(h);
+}
+
+/// Like spawn(t), but the task starts on worker `worker` of the caller's scheduler (see
+/// thread_pool::spawn_on for what that placement guarantees; a single-threaded runtime
+/// has worker 0 only). Threading: as spawn(). Throws std::out_of_range when the scheduler
+/// has no such worker, std::logic_error when the calling thread has no scheduler; `t` is
+/// then destroyed unstarted.
+template <class T>
+join_handle<T> spawn_on(unsigned worker, task<T> t) {
+  task_context& root = detail::calling_root_context("spawn_on");
+  auto h = detail::prepare_spawn(root, t);
+  try {
+    root.sched->spawn_on(worker, &h.promise());
+  } catch (...) {
+    h.destroy();  // never queued: nobody else knows the frame
+    throw;
+  }
   return join_handle<T>(h);
 }
 

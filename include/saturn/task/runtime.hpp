@@ -56,6 +56,9 @@ class runtime final : public scheduler {
   std::size_t live_tasks() const noexcept { return m_live.size(); }
 
   void schedule(runnable* r) noexcept override;
+  /// Worker 0 is the runtime's thread: like spawn(). Throws std::out_of_range for any
+  /// other index. Any thread.
+  void spawn_on(unsigned worker, runnable* r) override;
   void track(detail::promise_base* p) noexcept override { m_live.add(p); }
   void untrack(detail::promise_base* p) noexcept override { m_live.remove(p); }
   task_context& root_context() noexcept override { return m_root; }

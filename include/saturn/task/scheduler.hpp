@@ -39,6 +39,10 @@ class scheduler {
   /// Queues a newly spawned task: like schedule(), but a multi-threaded scheduler may
   /// place it where other workers can steal it.
   virtual void spawn(runnable* r) noexcept { schedule(r); }
+  /// Queues a newly spawned task to start on worker `worker` of this scheduler (numbered
+  /// from 0; a single-threaded runtime has worker 0 only). Any thread. Throws
+  /// std::out_of_range, without queueing `r`, when there is no such worker.
+  virtual void spawn_on(unsigned worker, runnable* r) = 0;
   /// Records a spawned task as alive (when its context has no inline live table), so a
   /// scheduler destroyed while it is suspended can destroy it. On a thread of this scheduler.
   virtual void track(detail::promise_base*) noexcept {}

@@ -325,4 +325,12 @@ task<T> detail::task_promise<T>::get_return_object() noexcept {
   return task<T>(std::coroutine_handle<task_promise>::from_promise(*this));
 }
 
+namespace detail {
+/// True for task<T>.
+template <class T>
+struct is_task : std::false_type {};
+template <class T>
+struct is_task<task<T>> : std::true_type {};
+}  // namespace detail
+
 }  // namespace saturn

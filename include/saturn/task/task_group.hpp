@@ -51,11 +51,6 @@ namespace saturn {
 class task_group;
 
 namespace detail {
-template <class T>
-struct is_task : std::false_type {};
-template <class T>
-struct is_task<task<T>> : std::true_type {};
-
 /// The R of the task<R> a group body returns.
 template <class F>
 using group_body_result_t = typename std::invoke_result_t<F&, task_group&>::value_type;

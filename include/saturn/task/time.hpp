@@ -9,9 +9,11 @@
 #include <saturn/task/task.hpp>
 #include <saturn/task/this_task.hpp>
 
-#include <functional>
 #include <atomic>
+#include <concepts>
+#include <functional>
 #include <optional>
+#include <type_traits>
 
 namespace saturn {
 namespace detail {
@@ -70,9 +72,11 @@ struct in_context_awaiter {
   T await_resume() { return m_h.promise().take(); }
 };
 
-template <class T>
-result<T> timed_out_result() {
-  return error{std::make_error_code(std::errc::timed_out), "with_timeout"};
+/// with_timeout's error when the task did not finish before a stop: timed_out when the
+/// deadline fired, operation_canceled when only the caller's own stop token did.
+inline error timeout_error(bool deadline_fired) noexcept {
+  return error{std::make_error_code(deadline_fired ? std::errc::timed_out : std::errc::operation_canceled),
+               "with_timeout"};
 }
 
 }  // namespace detail
@@ -146,18 +150,90 @@ struct is_result : std::false_type {};
 template <class U>
 struct is_result<result<U>> : std::true_type {};
 
+/// A compact stand-in for result<void> (sync's wait_result): tells success from an error
+/// and converts to result<void>.
+template <class T>
+concept void_result_like = !is_result<T>::value && std::convertible_to<const T&, result<void>> &&
+                           requires(const T& t) {
+                             { t.has_value() } -> std::same_as<bool>;
+                             { t.err() } -> std::same_as<const error&>;
+                           };
+
+/// What with_timeout(d, task<T>) gives: result<T>; result<U> itself when T = result<U>;
+/// result<void> when T is void_result_like.
+template <class T>
+struct timeout_result {
+  using type = std::conditional_t<void_result_like<T>, result<void>, result<T>>;
+};
+template <class U>
+struct timeout_result<result<U>> {
+  using type = result<U>;
+};
+template <class T>
+using timeout_result_t = typename timeout_result<T>::type;
+
+/// The awaiter `co_await a` would use for an rvalue `a`, and what it gives.
+template <class A>
+decltype(auto) awaiter_of(A&& a) {
+  if constexpr (requires { static_cast<A&&>(a).operator co_await(); })
+    return static_cast<A&&>(a).operator co_await();
+  else if constexpr (requires { operator co_await(static_cast<A&&>(a)); })
+    return operator co_await(static_cast<A&&>(a));
+  else
+    return static_cast<A&&>(a);
+}
+template <class A>
+using await_result_t = std::remove_cvref_t<decltype(std::declval<std::remove_cvref_t<decltype(awaiter_of(
+                                                        std::declval<A>()))>&>()
+                                                        .await_resume())>;
+
+template <class A>
+concept plain_awaitable = requires(A&& a) {
+  { awaiter_of(static_cast<A&&>(a)).await_ready() } -> std::convertible_to<bool>;
+};
+
+/// A task that awaits `a` and returns what it gives. A is an object type (then `a` is
+/// owned by the frame) or an lvalue reference type (then it is the caller's object).
+template <class R, class A>
+task<R> await_as_task(A a) {
+  // An lvalue operand: g++ 12 copies an xvalue awaiter, and saturn's awaiters are pinned.
+  if constexpr (std::is_void_v<R> && std::is_reference_v<A>) {
+    co_await a;
+  } else if constexpr (std::is_void_v<R>) {
+    co_await std::move(a);
+  } else if constexpr (std::is_reference_v<A>) {
+    co_return co_await a;
+  } else {
+    co_return co_await std::move(a);
+  }
+}
+
 }  // namespace detail
 
-/// Runs `t` with a deadline `d` from now. If `t` finishes first, its value. Otherwise `t`
-/// is cancelled through its stop token (its in-flight I/O is cancelled in the kernel) and
-/// awaited until it has really ended; the result is then std::errc::timed_out — unless `t`
-/// still produced a value: a T that is not a result<...>, or a result<...> holding a value
-/// or an error other than operation_canceled, is returned as is, so nothing that was
-/// computed (a message received just before the stop, say) is lost. A stop requested on
-/// the caller's own token is passed on to `t`. Exceptions of `t` propagate.
-/// Threading: await from a saturn task; it may end on another worker than it began.
+/// Runs `t` with a deadline `d` from now. When the deadline fires first, `t` is cancelled
+/// through its stop token (its in-flight I/O is cancelled in the kernel) and awaited until
+/// it has really ended. A stop requested on the caller's own token is passed on to `t` in
+/// the same way. The outcome, for `t` of type task<T>, is a result<T> — or, when T is
+/// itself result<U>, a result<U> (not a result<result<U>>), and when T is a compact
+/// success-or-error type convertible to result<void> (sync's wait_result), a result<void>:
+///  - `t` ended and no stop had been requested (neither the deadline nor the caller's token)
+///    when with_timeout saw it end: its outcome. For T = result<U> (or wait_result) that is
+///    its outcome as is, value or error.
+///  - otherwise, for T = result<U> holding a value (or a successful wait_result): that
+///    value. `t` finished what it was doing, so nothing it computed (bytes already taken
+///    from a socket, a message received just before the stop) is lost.
+///  - otherwise (T not a result, T void, or a result<U> holding an error): an error whose
+///    operation is "with_timeout": std::errc::timed_out when the deadline fired,
+///    std::errc::operation_canceled when only the caller's token stopped. So a plain T
+///    never reports success unless `t` ended before any stop, even if it returned a value
+///    after one; an error `t` returned after a stop is replaced. A stop that races `t`'s
+///    last step counts as before it (the outcome errs towards timed_out).
+/// Exceptions of `t` propagate, whatever fired. Only what observes the task's stop token
+/// (saturn I/O, sleeps, sync waits, nested with_timeout) is cut short by the deadline;
+/// other work runs to its end first. Threading: await from a saturn task; it may end on
+/// another worker than it began.
 template <class T>
-task<result<T>> with_timeout(std::chrono::nanoseconds d, task<T> t) {
+task<detail::timeout_result_t<T>> with_timeout(std::chrono::nanoseconds d, task<T> t) {
   task_context& parent = co_await this_task::context();
   auto* deadline = new detail::deadline_timer;
   deadline->m_fire = &detail::deadline_timer::fire;
@@ -173,22 +249,57 @@ task<result<T>> with_timeout(std::chrono::nanoseconds d, task<T> t) {
     ~finish_guard() { t->finish(); }
   } guard{deadline};
 
-  auto h = t.handle();
+  // A named awaiter: g++ 12 destroys an aggregate temporary in a co_await operand twice.
+  detail::in_context_awaiter<T> child{t.handle(), &ctx};
   if constexpr (std::is_void_v<T>) {
-    co_await detail::in_context_awaiter<T>{h, &ctx};
-    if (deadline->fired.load(std::memory_order_acquire))
-      co_return detail::timed_out_result<T>();
+    co_await child;
+    // ordering: the deadline sets `fired` before it requests the stop, so a stop seen
+    // here that came from the deadline also shows `fired`.
+    const bool stopped = source.stop_requested();
+    const bool fired = deadline->fired.load(std::memory_order_acquire);
+    if (stopped || fired)
+      co_return detail::timeout_error(fired);
     co_return result<void>{};
   } else {
-    T value = co_await detail::in_context_awaiter<T>{h, &ctx};
-    if (deadline->fired.load(std::memory_order_acquire)) {
-      if constexpr (detail::is_result<T>::value) {
-        if (!value.has_value() && value.code() == std::make_error_condition(std::errc::operation_canceled))
-          co_return detail::timed_out_result<T>();
-      }
+    T value = co_await child;
+    const bool stopped = source.stop_requested();  // ordering: as above
+    const bool fired = deadline->fired.load(std::memory_order_acquire);
+    if constexpr (detail::is_result<T>::value) {
+      if ((stopped || fired) && !value.has_value())
+        co_return detail::timeout_error(fired);
+      co_return std::move(value);
+    } else if constexpr (detail::void_result_like<T>) {
+      if ((stopped || fired) && !value.has_value())
+        co_return detail::timeout_error(fired);
+      co_return result<void>(value);
+    } else {
+      if (stopped || fired)
+        co_return detail::timeout_error(fired);
+      co_return result<T>(std::move(value));
     }
-    co_return result<T>(std::move(value));
   }
+}
+
+/// with_timeout over any awaitable `a` (an I/O awaiter, a sleep, a sync wait, a join
+/// handle, an effect): `co_await with_timeout(1s, sock.recv(buf))`. The returned task
+/// awaits `a` under the rules above, with T the type `co_await a` gives (without
+/// reference or const). A movable `a` passed as an rvalue (a join handle, an effect) is
+/// moved into the task. saturn's I/O, sleep and sync awaiters are pinned (not movable):
+/// the task then awaits `a` where the caller holds it, so await the task within the
+/// full-expression that made a temporary `a` (as above), or keep a named `a` alive until
+/// the task is done. What `a` refers to (a socket, a buffer) must outlive the task.
+/// Threading: as above.
+template <class A>
+  requires(!detail::is_task<std::remove_cvref_t<A>>::value && detail::plain_awaitable<A>)
+auto with_timeout(std::chrono::nanoseconds d, A&& a) {
+  using value_type = detail::await_result_t<A>;
+  using object = std::remove_cvref_t<A>;
+  constexpr bool owned = !std::is_lvalue_reference_v<A> && std::move_constructible<object>;
+  using held = std::conditional_t<owned, object, std::remove_reference_t<A>&>;
+  if constexpr (owned)
+    return with_timeout(d, detail::await_as_task<value_type, held>(std::move(a)));
+  else
+    return with_timeout(d, detail::await_as_task<value_type, held>(a));
 }
 
 }  // namespace saturn
