@@ -11,6 +11,7 @@
 #include <saturn/http/content_coding.hpp>
 #include <saturn/http/decoded.hpp>
 #include <saturn/http/param.hpp>
+#include <saturn/http/middleware.hpp>
 #include <saturn/http/parser.hpp>
 #include <saturn/http/query.hpp>
 #include <saturn/http/request.hpp>

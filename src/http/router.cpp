@@ -4,6 +4,7 @@
 // (recognized methods, the Allow list) and the percent-decoding of paths that contain '%'
 // are here too.
 #include <saturn/http/router.hpp>
+#include <saturn/http/middleware.hpp>
 
 #include "http/chars.hpp"
 
@@ -42,7 +43,15 @@ void router::add(std::string_view method, std::string_view pattern, handler fn) 
       break;
     rest.remove_prefix(slash + 1);
   }
+  for (const middleware& m : m_wrappers)
+    r.fn = http::wrap(std::move(r.fn), m);
   m_routes.push_back(std::move(r));
+}
+
+void router::wrap(middleware m) {
+  for (route& r : m_routes)
+    r.fn = http::wrap(std::move(r.fn), m);
+  m_wrappers.push_back(std::move(m));
 }
 
 bool router::match_route(const route& r, std::string_view path, route_params& out) const noexcept {

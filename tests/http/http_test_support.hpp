@@ -3,6 +3,7 @@
 // the checks the server tests share.
 #pragma once
 
+#include <saturn/http/serve.hpp>
 #include <saturn/http/server.hpp>
 #include <saturn/net/address.hpp>
 #include <saturn/sched/thread_pool.hpp>
@@ -20,6 +21,8 @@
 #include <atomic>
 #include <chrono>
 #include <csignal>
+#include <future>
+#include <thread>
 #include <cstdio>
 #include <optional>
 #include <stdexcept>
@@ -105,6 +108,36 @@ class test_server {
   std::vector<saturn::net::tcp_listener> m_listeners;
   std::uint16_t m_port = 0;
   std::vector<saturn::join_handle<bool>> m_done;
+};
+
+/// Runs serve() on a thread; its result through a future, its port once listening.
+struct running {
+  std::promise<std::uint16_t> port_p;
+  std::future<std::uint16_t> port_f = port_p.get_future();
+  std::stop_source stop;
+  std::future<saturn::result<void>> done;
+  std::thread th;
+
+  running(saturn::thread_pool& pool, const saturn::http::router& routes, bool signals) {
+    saturn::http::serve_options o;
+    o.stop_on_signals = signals;
+    o.stop = stop.get_token();
+    o.on_listening = [this](const saturn::net::address& a) { port_p.set_value(a.port()); };
+    std::packaged_task<saturn::result<void>()> job(
+        [&pool, &routes, o] { return saturn::http::serve(pool, routes, saturn::net::address::loopback_v4(0), o); });
+    done = job.get_future();
+    th = std::thread(std::move(job));
+  }
+  std::uint16_t port() {
+    if (port_f.wait_for(std::chrono::seconds(10)) != std::future_status::ready)
+      throw std::runtime_error("serve did not start listening");
+    return port_f.get();
+  }
+  ~running() {
+    stop.request_stop();
+    if (th.joinable())
+      th.join();
+  }
 };
 
 /// A blocking client socket connected to 127.0.0.1:port.

@@ -35,36 +35,6 @@ saturn::http::router test_routes() {
   return r;
 }
 
-/// Runs serve() on a thread; its result through a future, its port once listening.
-struct running {
-  std::promise<std::uint16_t> port_p;
-  std::future<std::uint16_t> port_f = port_p.get_future();
-  std::stop_source stop;
-  std::future<saturn::result<void>> done;
-  std::thread th;
-
-  running(saturn::thread_pool& pool, const saturn::http::router& routes, bool signals) {
-    saturn::http::serve_options o;
-    o.stop_on_signals = signals;
-    o.stop = stop.get_token();
-    o.on_listening = [this](const saturn::net::address& a) { port_p.set_value(a.port()); };
-    std::packaged_task<saturn::result<void>()> job(
-        [&pool, &routes, o] { return saturn::http::serve(pool, routes, saturn::net::address::loopback_v4(0), o); });
-    done = job.get_future();
-    th = std::thread(std::move(job));
-  }
-  std::uint16_t port() {
-    if (port_f.wait_for(10s) != std::future_status::ready)
-      throw std::runtime_error("serve did not start listening");
-    return port_f.get();
-  }
-  ~running() {
-    stop.request_stop();
-    if (th.joinable())
-      th.join();
-  }
-};
-
 std::optional<http_test::client::resp> get(std::uint16_t port, const std::string& path, const std::string& extra = "") {
   http_test::client c(port);
   c.send("GET " + path + " HTTP/1.1\r\nHost: x\r\n" + extra + "\r\n");
@@ -76,7 +46,7 @@ std::optional<http_test::client::resp> get(std::uint16_t port, const std::string
 TEST(http_serve, short_handlers_params_and_owned_fields) {
   saturn::thread_pool pool({.threads = 2, .mode = saturn::pool_mode::io});
   auto routes = test_routes();
-  running srv(pool, routes, false);
+  http_test::running srv(pool, routes, false);
   const std::uint16_t port = srv.port();
 
   auto hello = get(port, "/hello");
@@ -114,7 +84,7 @@ TEST(http_serve, sigterm_stops_gracefully) {
   struct sigaction before{};
   ::sigaction(SIGTERM, nullptr, &before);
   {
-    running srv(pool, routes, true);
+    http_test::running srv(pool, routes, true);
     const std::uint16_t port = srv.port();
     ASSERT_TRUE(get(port, "/hello"));
     ::kill(::getpid(), SIGTERM);  // the handler serve() installed turns it into a stop

@@ -33,6 +33,10 @@ namespace saturn::http {
 /// them as `req.params()`) may take the request alone; router::add accepts both forms.
 using handler = std::function<task<response>(const request&, const route_params&)>;
 
+/// A handler wrapper (see middleware.hpp): (request, parameters, next) → response. `next`
+/// stays valid until the returned task ends.
+using middleware = std::function<task<response>(const request&, const route_params&, const handler& next)>;
+
 /// A handler of the short form: the request alone (its parameters are `req.params()`).
 template <class F>
 concept request_handler = std::is_invocable_r_v<task<response>, F&, const request&>;
@@ -86,6 +90,9 @@ class router {
   void post(std::string_view pattern, F fn) {
     add("POST", pattern, std::move(fn));
   }
+  /// Wraps every route's handler in `m`: those added so far and those added later. The
+  /// middleware wrapped last runs first. Before serving, like add.
+  void wrap(middleware m);
   /// Finds the route for `method` and `path` (no query; normalize_path it first). Routes
   /// are tried in order added.
   route_match match(std::string_view method, std::string_view path) const noexcept;
@@ -115,6 +122,7 @@ class router {
   };
   bool match_route(const route& r, std::string_view path, route_params& out) const noexcept;
   std::vector<route> m_routes;
+  std::vector<middleware> m_wrappers;  // applied to routes added later too, in order
 };
 
 }  // namespace saturn::http
