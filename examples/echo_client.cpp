@@ -4,7 +4,6 @@
 #include <saturn/net.hpp>
 #include <saturn/task/join_handle.hpp>
 #include <saturn/task/runtime.hpp>
-#include <saturn/task/this_task.hpp>
 
 #include <cstdio>
 #include <cstring>
@@ -16,12 +15,11 @@ namespace net = saturn::net;
 // One connection: echo until the client closes.
 task<void> echo(net::tcp_stream s) {
   for (;;) {
-    auto rx = s.receive();
-    auto chunk = co_await rx;  // a span into the loop's receive buffers
+    auto chunk = co_await s.receive();  // a span into the loop's receive buffers
     if (!chunk || chunk->empty())
       co_return;
-    auto tx = s.send(*chunk);  // sent straight from there
-    if (!(co_await tx))
+    auto sent = co_await s.send(*chunk);  // sent straight from there
+    if (!sent)
       co_return;
   }
 }
@@ -47,14 +45,13 @@ task<int> run() {
   int good = 0;
   for (int i = 0; i < 100; ++i) {
     const std::string msg = "message " + std::to_string(i);
-    auto tx = client->send(std::as_bytes(std::span(msg)));
-    if (!(co_await tx))
+    auto sent = co_await client->send(std::as_bytes(std::span(msg)));
+    if (!sent)
       co_return 1;
     std::string back(msg.size(), '\0');
     std::size_t got = 0;
     while (got < back.size()) {
-      auto rx = client->recv(std::as_writable_bytes(std::span(back)).subspan(got));
-      auto n = co_await rx;
+      auto n = co_await client->recv(std::as_writable_bytes(std::span(back)).subspan(got));
       if (!n || *n == 0)
         co_return 1;
       got += *n;

@@ -6,7 +6,6 @@
 #include <saturn/net.hpp>
 #include <saturn/task/join_handle.hpp>
 #include <saturn/task/runtime.hpp>
-#include <saturn/task/this_task.hpp>
 
 #include <chrono>
 #include <cstdio>
@@ -28,8 +27,7 @@ task<void> serve(net::tcp_stream s, int* idle_closed) {
     if (!line) {
       if (line.err() == std::errc::timed_out) {
         ++*idle_closed;
-        auto bye = s.send(bytes_of("idle: closing\n"));
-        auto sent = co_await bye;
+        auto sent = co_await s.send(bytes_of("idle: closing\n"));
         (void)sent;
       }
       break;  // timed out, too long a line, or a recv error: drop the connection
@@ -39,8 +37,7 @@ task<void> serve(net::tcp_stream s, int* idle_closed) {
     std::string reply = "echo: ";
     reply += **line;  // the view is valid until the next read: use it (or copy it) now
     reply += '\n';
-    auto tx = s.send(bytes_of(reply));
-    auto sent = co_await tx;
+    auto sent = co_await s.send(bytes_of(reply));
     if (!sent)
       break;
   }
@@ -49,12 +46,11 @@ task<void> serve(net::tcp_stream s, int* idle_closed) {
 }
 
 task<void> accept_n(net::tcp_listener* l, int n, int* idle_closed) {
-  saturn::task_context& root = co_await saturn::this_task::context();
   for (int i = 0; i < n; ++i) {
     auto c = co_await l->accept();
     if (!c)
       co_return;
-    (void)saturn::spawn_in(root, serve(std::move(*c), idle_closed));
+    saturn::spawn(serve(std::move(*c), idle_closed)).detach();
   }
 }
 
@@ -63,8 +59,7 @@ task<int> talker(net::address to) {
   auto c = co_await net::tcp_stream::connect(to, 1s);
   if (!c)
     co_return 0;
-  auto tx = c->send(bytes_of("hello\nline two\r\nbye\n"));
-  auto sent = co_await tx;
+  auto sent = co_await c->send(bytes_of("hello\nline two\r\nbye\n"));
   if (!sent)
     co_return 0;
   net::buffered_reader in(*c);
@@ -97,9 +92,8 @@ task<int> run() {
   }
   const auto addr = *listener->local_address();
   int idle_closed = 0;
-  saturn::task_context& root = co_await saturn::this_task::context();
-  auto server = saturn::spawn_in(root, accept_n(&*listener, 2, &idle_closed));
-  auto quiet = saturn::spawn_in(root, sleeper(addr));
+  auto server = saturn::spawn(accept_n(&*listener, 2, &idle_closed));
+  auto quiet = saturn::spawn(sleeper(addr));
   const int echoed = co_await talker(addr);
   auto told = co_await quiet;
   co_await server;

@@ -29,8 +29,7 @@ saturn::task<void> count_on(saturn::thread_pool* pool, unsigned me, slot* mine, 
     if (pool->worker_index() != me)
       mine->moved = true;
     mine->count += r;
-    auto nap = saturn::sleep_for(100us);
-    (void)co_await nap;
+    (void)co_await saturn::sleep_for(100us);
   }
 }
 
