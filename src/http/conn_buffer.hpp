@@ -45,6 +45,31 @@ class conn_buffer {
     m_cap = ncap;
     return true;
   }
+  /// Moves the data to the front and makes room for `n` more bytes after it, so that the
+  /// next reads need no compaction or growth (a streamed body keeps its head in place);
+  /// false past the bound.
+  bool pin(std::size_t n) {
+    if (m_start > 0) {
+      std::memmove(m_buf.get(), m_buf.get() + m_start, m_end - m_start);
+      m_end -= m_start;
+      m_start = 0;
+    }
+    if (m_cap - m_end >= n)
+      return true;
+    // Exactly what is asked (not doubled): the window is the bound a streamed body keeps.
+    std::size_t need = m_end + n;
+    if (need > m_max + n)
+      return false;
+    std::unique_ptr<char[]> nbuf(new char[need]);
+    std::memcpy(nbuf.get(), m_buf.get(), m_end);
+    m_buf = std::move(nbuf);
+    m_cap = need;
+    return true;
+  }
+  /// True if `n` more bytes fit after the data without moving it.
+  bool fits(std::size_t n) const noexcept { return m_cap - m_end >= n; }
+  /// Keeps the first `n` bytes of the data (n <= size()).
+  void truncate(std::size_t n) noexcept { m_end = m_start + n; }
   /// The free space after the data (for a recv into the buffer); reserve() first.
   std::span<std::byte> free_space() noexcept {
     return {reinterpret_cast<std::byte*>(m_buf.get() + m_end), m_cap - m_end};

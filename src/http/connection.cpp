@@ -12,6 +12,12 @@
 // half-closes and drains until the client closes, so the client reads the last answer
 // instead of a reset.
 //
+// A route with route_options::stream_body is routed as soon as its head is in: the buffer
+// is compacted so the head sits at its front with room for one window behind it, and the
+// handler pulls the body through a conn_body (below), which decodes what has arrived,
+// drops each piece the handler took and reads more only on demand — so a body of any size
+// costs one window. A handler that leaves part of the body unread ends the connection.
+//
 // A handler runs under the server's stop context (server::stop() cancels its awaits);
 // the connection's own I/O runs under the root context, so its close is never skipped and
 // a read or send registers no stop callback.
@@ -26,6 +32,7 @@
 #include <cerrno>
 #include <cstring>
 #include <exception>
+#include <optional>
 
 namespace saturn::http {
 
@@ -54,6 +61,148 @@ response unrouted(const router& r, const request& req, std::string_view path, in
   return resp;
 }
 
+/// One read into `in`: a chunk of the multishot receive copied in, or one recv into the
+/// buffer's free space. False at end of stream, on error, or past the buffer's bound — or,
+/// `pinned`, when the bytes would not fit without moving the buffer (a streamed body's
+/// head must stay where the request's views point).
+task<bool> read_into(net::tcp_stream& s, detail::conn_buffer& in, bool multishot, bool pinned,
+                     std::size_t max = 0) {
+  if (multishot) {
+    auto rx = s.receive();
+    auto got = co_await rx;
+    if (!got || got->empty())
+      co_return false;
+    if (pinned && !in.fits(got->size()))
+      co_return false;
+    co_return in.append(*got);
+  }
+  if (pinned ? !in.fits(max != 0 && max < 4096 ? max : 4096) : !in.reserve(4096))
+    co_return false;
+  std::span<std::byte> room = in.free_space();
+  if (max != 0 && room.size() > max)
+    room = room.first(max);
+  auto rv = s.recv(room);
+  auto got = co_await rv;
+  if (!got || *got == 0)
+    co_return false;
+  in.commit(*got);
+  co_return true;
+}
+
+/// Sends out[done, size) through the ring, one send at a time: each that moves bytes
+/// restarts the send timeout, so only a client that stops reading is closed by it. False
+/// if the connection failed.
+task<bool> send_rest(net::tcp_stream& s, const std::string& out, std::size_t done, detail::conn_entry& entry) {
+  while (done < out.size()) {
+    entry.set(detail::conn_state::sending, detail::coarse_now_ms());
+    auto send = s.send_some(bytes_of(out).subspan(done));
+    auto sent = co_await send;
+    if (!sent || *sent == 0)
+      co_return false;
+    done += *sent;
+  }
+  co_return true;
+}
+
+/// A first non-blocking send(2) straight from the connection's task: on a socket with
+/// room (the usual case) the whole batch leaves with no ring round trip and no task wake.
+/// Returns the bytes sent, or -1 if the connection failed.
+long direct_send(int fd, const std::string& out) noexcept {
+  ssize_t n = ::send(fd, out.data(), out.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
+  if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+    return -1;
+  return n > 0 ? static_cast<long>(n) : 0;
+}
+
+/// A streamed request body, read on the handler's demand (see the file comment). Lives
+/// in the connection's frame for the handler's run.
+class conn_body final : public detail::body_source {
+ public:
+  conn_body(net::tcp_stream& s, detail::conn_buffer& in, request_parser& parser, std::string& out,
+            detail::conn_entry& entry, std::size_t window, bool multishot, bool direct) noexcept
+      : m_s(s),
+        m_in(in),
+        m_parser(parser),
+        m_out(out),
+        m_entry(entry),
+        m_window(window),
+        m_multishot(multishot),
+        m_direct(direct) {}
+
+  task<result<std::string_view>> next() override {
+    if (m_delivered) {
+      m_in.truncate(m_parser.drop_body_piece(m_in.data(), m_in.size()));
+      m_delivered = false;
+    }
+    for (;;) {
+      if (m_failed)
+        co_return m_error;
+      parse_status st = m_parser.parse_body_piece(m_in.data(), m_in.size());
+      if (st == parse_status::error)
+        co_return fail(m_parser.error_status() == 413 ? std::errc::message_size : std::errc::bad_message);
+      std::string_view piece = m_parser.body_piece(m_in.data());
+      if (st == parse_status::complete)
+        m_done = true;
+      if (!piece.empty()) {
+        m_delivered = true;
+        co_return piece;
+      }
+      if (m_done)
+        co_return std::string_view();
+      if (m_parser.expects_continue()) {
+        // The client waits for this before it sends the body (RFC 9110 §10.1.1); the
+        // answers of earlier pipelined requests go first.
+        m_out.append("HTTP/1.1 100 Continue\r\n\r\n");
+        m_parser.continue_sent();
+        std::size_t done = 0;
+        if (m_direct) {
+          long n = direct_send(m_s.fd(), m_out);
+          if (n < 0)
+            co_return fail(std::errc::connection_reset);
+          done = static_cast<std::size_t>(n);
+        }
+        auto rest = send_rest(m_s, m_out, done, m_entry);
+        bool sent = co_await std::move(rest);
+        m_out.clear();
+        if (!sent)
+          co_return fail(std::errc::connection_reset);
+      }
+      // Reading: the header timeout applies from here until the next piece arrives.
+      m_entry.set(detail::conn_state::reading, detail::coarse_now_ms());
+      // At most one window of body bytes after the head (what is there is undecoded
+      // framing, a few bytes).
+      const std::size_t held = m_in.size() - m_parser.head_size();
+      auto more = read_into(m_s, m_in, m_multishot, true, held < m_window ? m_window - held : 4096);
+      bool got = co_await std::move(more);
+      m_entry.set(detail::conn_state::busy, detail::coarse_now_ms());
+      if (!got)
+        co_return fail(std::errc::connection_reset);
+    }
+  }
+
+  /// The whole body was decoded (the connection may serve the next request).
+  bool complete() const noexcept { return m_done && !m_failed; }
+
+ private:
+  error fail(std::errc e) noexcept {
+    m_failed = true;
+    m_error = error{std::make_error_code(e), "read request body"};
+    return m_error;
+  }
+
+  net::tcp_stream& m_s;
+  detail::conn_buffer& m_in;
+  request_parser& m_parser;
+  std::string& m_out;
+  detail::conn_entry& m_entry;
+  std::size_t m_window;
+  bool m_multishot, m_direct;
+  bool m_delivered = false;  // body_piece() was handed out and not dropped yet
+  bool m_done = false;
+  bool m_failed = false;
+  error m_error{};
+};
+
 }  // namespace
 
 task<void> server::serve_connection(net::tcp_stream s) {
@@ -71,29 +220,78 @@ task<void> server::serve_connection(net::tcp_stream s) {
   upgrade_handler upgraded;          // set by a 101 answer: the protocol that takes over
   const bool multishot = m_opts.multishot_receive;
 
-  // One read: a chunk of the multishot receive copied in, or one recv into the buffer.
-  // Returns false at end of stream, on error, or past the buffer's bound.
-  auto read_more = [&]() -> task<bool> {
-    if (multishot) {
-      auto rx = s.receive();
-      auto got = co_await rx;
-      if (!got || got->empty())
-        co_return false;
-      co_return in.append(*got);
+  const bool streams = m_router.streams_bodies();
+  // Runs a matched route's handler under the stop context; nullopt if it threw.
+  auto call = [&](const route_match& m, request& req) -> task<std::optional<response>> {
+    req.m_params = &m.params;  // lifetime: m outlives the handler's task (the caller's block)
+    std::optional<response> resp;
+    try {
+      task<response> t = (*m.fn)(req, m.params);
+      // lifetime: t owns the handler's frame until the end of this block.
+      resp.emplace(co_await saturn::detail::in_context_awaiter<response>{t.handle(), &m_stop_ctx});
+    } catch (const std::exception&) {
+      resp.reset();
     }
-    if (!in.reserve(4096))
-      co_return false;
-    auto rv = s.recv(in.free_space());
-    auto got = co_await rv;
-    if (!got || *got == 0)
-      co_return false;
-    in.commit(*got);
-    co_return true;
+    req.m_params = nullptr;
+    co_return resp;
   };
 
   while (open) {
     bool completed_any = false;
     for (;;) {
+      if (streams && !parser.head_complete() && parser.parse_head(in.data(), in.size()) == parse_status::complete) {
+        request& hreq = parser.get();
+        route_match pre = m_router.match(hreq.method, normalize_path(hreq.path, path_scratch));
+        if (pre.fn != nullptr && pre.options->stream_body) {
+          entry.set(detail::conn_state::busy, detail::coarse_now_ms());
+          const route_options& ro = *pre.options;
+          const std::uint64_t limit = ro.max_body != 0 ? ro.max_body : limits.max_body;
+          write_options wo{hreq.keep_alive, hreq.version_minor, hreq.method == "HEAD"};
+          // The head stays at the buffer's front, one window of room behind it, for the
+          // handler's whole run (its views point into it).
+          if ((parser.has_content_length() && parser.content_length() > limit) ||
+              !in.pin(ro.window + limits.max_chunk_line + 64)) {
+            write_error(out, 413, "request body too large", m_opts.server_name, wo.head);
+            open = false;
+            break;
+          }
+          parser.refresh_views(in.data());
+          request& req = parser.get();
+          // The path moved with the buffer: match again for parameters that view it.
+          route_match m = m_router.match(req.method, normalize_path(req.path, path_scratch));
+          parser.start_streaming(limit);
+          conn_body body(s, in, parser, out, entry, ro.window, multishot, m_opts.direct_send);
+          req.m_body.reset_streamed(&body, parser.has_content_length()
+                                               ? std::optional<std::uint64_t>(parser.content_length())
+                                               : std::nullopt);
+          auto run = call(m, req);
+          std::optional<response> resp = co_await std::move(run);
+          req.m_body.reset_buffered({}, std::nullopt);  // body dies with this block
+          // A body not read to its end cannot be told apart from a next request: close.
+          if (!body.complete())
+            wo.keep_alive = false;
+          if (resp) {
+            write_response(out, *resp, wo, m_opts.server_name);
+            if (resp->close)
+              open = false;
+            else if (resp->upgrade() && resp->status == 101 && wo.keep_alive)
+              upgraded = std::move(resp->upgrade());
+          } else {
+            write_error(out, 500, "handler failed", m_opts.server_name, wo.head);
+            open = false;
+          }
+          completed_any = true;
+          if (!wo.keep_alive)
+            open = false;
+          if (!open)
+            break;
+          in.consume(parser.consumed());
+          parser.reset();
+          if (upgraded)
+            break;
+          continue;
+        }
+      }
       parse_status st = parser.parse(in.data(), in.size());
       if (st == parse_status::incomplete) {
         if (parser.expects_continue()) {
@@ -115,6 +313,8 @@ task<void> server::serve_connection(net::tcp_stream s) {
       const std::string_view path = normalize_path(req.path, path_scratch);
       route_match m = m_router.match(req.method, path);
       if (m.fn) {
+        // Inline rather than through `call`: no extra coroutine frame per request on the
+        // hot path.
         req.m_params = &m.params;  // lifetime: m outlives the handler's task (this block)
         bool threw = false;
         try {
@@ -153,26 +353,18 @@ task<void> server::serve_connection(net::tcp_stream s) {
       // does not fit goes through the ring's send, which waits for room.
       std::size_t done = 0;
       if (m_opts.direct_send) {
-        ssize_t n = ::send(s.fd(), out.data(), out.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
-        if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+        long n = direct_send(s.fd(), out);
+        if (n < 0)
           break;
-        done = n > 0 ? static_cast<std::size_t>(n) : 0;
+        done = static_cast<std::size_t>(n);
       }
-      // The rest waits for room, one send at a time: each that moves bytes restarts the
-      // send timeout, so only a client that stops reading is closed by it.
-      bool failed = false;
-      while (done < out.size()) {
-        entry.set(detail::conn_state::sending, detail::coarse_now_ms());
-        auto send = s.send_some(bytes_of(out).subspan(done));
-        auto sent = co_await send;
-        if (!sent || *sent == 0) {
-          failed = true;
+      if (done < out.size()) {
+        // The rest waits for room (the send timeout applies).
+        auto rest = send_rest(s, out, done, entry);
+        bool sent = co_await std::move(rest);
+        if (!sent)
           break;
-        }
-        done += *sent;
       }
-      if (failed)
-        break;
       out.clear();
     }
     if (upgraded) {
@@ -199,8 +391,9 @@ task<void> server::serve_connection(net::tcp_stream s) {
     if (stopping())
       break;
     bool was_empty = in.empty();
-    auto more = read_more();
-    if (!co_await std::move(more))
+    auto more = read_into(s, in, multishot, false);
+    bool got = co_await std::move(more);
+    if (!got)
       break;
     if (was_empty && entry.state.load(std::memory_order_relaxed) == detail::conn_state::idle)
       entry.set(detail::conn_state::reading, detail::coarse_now_ms());
@@ -213,8 +406,9 @@ task<void> server::serve_connection(net::tcp_stream s) {
     entry.set(detail::conn_state::reading, detail::coarse_now_ms());
     for (std::size_t drained = 0; drained < (1u << 20);) {
       std::size_t before = in.size();
-      auto more = read_more();
-      if (!co_await std::move(more))
+      auto more = read_into(s, in, multishot, false);
+      bool got = co_await std::move(more);
+      if (!got)
         break;
       drained += in.size() - before;
       in.consume(in.size());

@@ -23,6 +23,9 @@ void request_parser::reset() noexcept {
   m_has_length = false;
   m_expect_continue = false;
   m_head = false;
+  m_streaming = false;
+  m_stream_max = 0;
+  m_body_dropped = 0;
   m_host_count = 0;
   m_error_status = 0;
   m_error_reason = "";
@@ -50,11 +53,56 @@ parse_status request_parser::parse(char* data, std::size_t len) noexcept {
     parse_status s = find_head_end(data, len);
     if (s != parse_status::complete)
       return s;
-    s = parse_head(data);
+    s = parse_header_section(data);
     if (s != parse_status::complete)
       return s;
   }
   return parse_body(data, len);
+}
+
+parse_status request_parser::parse_head(char* data, std::size_t len) noexcept {
+  if (m_phase == phase::failed)
+    return parse_status::error;
+  if (m_phase != phase::head)
+    return parse_status::complete;
+  parse_status s = find_head_end(data, len);
+  if (s != parse_status::complete)
+    return s;
+  s = parse_header_section(data);
+  if (s == parse_status::complete)
+    finish_head(data);
+  return s;
+}
+
+parse_status request_parser::parse_body_piece(char* data, std::size_t len) noexcept {
+  if (m_phase == phase::failed)
+    return parse_status::error;
+  if (m_phase == phase::done)
+    return parse_status::complete;
+  if (m_phase == phase::body_length) {
+    if (m_content_length > m_stream_max)
+      return fail(413, "request body too large");
+    std::uint64_t left = m_content_length - m_body_dropped - m_body_len;
+    std::size_t avail = len - m_pos;
+    std::size_t n = avail < left ? avail : static_cast<std::size_t>(left);
+    m_body_len += n;
+    m_pos += n;
+    if (m_body_dropped + m_body_len < m_content_length)
+      return parse_status::incomplete;
+    m_phase = phase::done;
+    return parse_status::complete;
+  }
+  return parse_body(data, len);
+}
+
+std::size_t request_parser::drop_body_piece(char* data, std::size_t len) noexcept {
+  // lifetime: both ranges are inside [0, len); memmove handles the overlap.
+  std::memmove(data + m_head_len, data + m_pos, len - m_pos);
+  std::size_t new_len = m_head_len + (len - m_pos);
+  m_body_dropped += m_body_len;
+  m_body_len = 0;
+  m_pos = m_head_len;
+  return new_len;
 }
 
 // Finds the blank line that ends the header section; skips empty lines before the request
@@ -76,7 +124,7 @@ parse_status request_parser::find_head_end(const char* data, std::size_t len) no
     m_scan = m_start;
   }
   std::size_t limit = len < m_start + m_limits.max_head ? len : m_start + m_limits.max_head;
-  // Each line end found is recorded, so parse_head splits lines without searching again.
+  // Each line end found is recorded, so parse_header_section splits lines without searching again.
   // A newline is recorded only once the scan moves past it (a resumed scan may see it twice).
   while (m_scan < limit) {
     const void* nl = std::memchr(data + m_scan, '\n', limit - m_scan);
@@ -140,7 +188,7 @@ parse_status request_parser::fail_unparsed(const char* data, std::size_t len, in
   return fail(status, reason);
 }
 
-parse_status request_parser::parse_head(const char* data) noexcept {
+parse_status request_parser::parse_header_section(const char* data) noexcept {
   std::size_t begin = m_start;
   for (std::size_t k = 0; k < m_line_count; ++k) {
     std::size_t nl = m_line_ends[k];
@@ -346,8 +394,6 @@ parse_status request_parser::check_framing(const char* data) noexcept {
     return fail(400, "more than one Host");
   if (bad_host)
     return fail(400, "invalid Host");
-  if (has_length && length > m_limits.max_body)
-    return fail(413, "request body too large");
   m_has_length = has_length;
   m_content_length = length;
   m_expect_continue = expect_continue && m_version_minor == 1 && (te || length > 0);
@@ -359,6 +405,14 @@ parse_status request_parser::check_framing(const char* data) noexcept {
 
 void request_parser::finish(const char* data) noexcept {
   m_phase = phase::done;
+  finish_head(data);
+  if (!m_streaming)
+    m_req.m_body.reset_buffered(std::string_view(data + m_head_len, m_body_len),
+                                m_has_length ? std::optional<std::uint64_t>(m_content_length) : std::nullopt);
+}
+
+// The request's views of the head (every field but the body), from the offsets.
+void request_parser::finish_head(const char* data) noexcept {
   request& r = m_req;
   r.method = std::string_view(data + m_method.off, m_method.len);
   r.target = std::string_view(data + m_target.off, m_target.len);
@@ -378,7 +432,6 @@ void request_parser::finish(const char* data) noexcept {
   if (r.path.empty())
     r.path = "/";
   r.raw_query = q == std::string_view::npos ? std::string_view() : rest.substr(q + 1);
-  r.body = std::string_view(data + m_head_len, m_body_len);
   r.version_minor = m_version_minor;
   r.keep_alive = m_keep_alive;
   r.chunked = m_chunked;

@@ -22,6 +22,8 @@ using detail::is;
 
 parse_status request_parser::parse_body(char* data, std::size_t len) noexcept {
   if (m_phase == phase::body_length) {
+    if (m_content_length > m_limits.max_body)
+      return fail(413, "request body too large");
     if (len - m_head_len < m_content_length)
       return parse_status::incomplete;
     m_body_len = static_cast<std::size_t>(m_content_length);
@@ -172,7 +174,7 @@ parse_status request_parser::parse_chunk_line(const char* data, std::size_t len)
     return fail(400, "invalid chunk size");
   if (!valid_extensions(p, i, n))
     return fail(400, "invalid chunk extension");
-  if (size > m_limits.max_body - m_body_len)
+  if (size > body_limit() - (m_body_dropped + m_body_len))
     return fail(413, "request body too large");
   m_pos += n + 2;
   m_chunk_left = size;

@@ -13,10 +13,13 @@
 
 namespace saturn::http {
 
-void router::add(std::string_view method, std::string_view pattern, handler fn) {
+void router::add(std::string_view method, std::string_view pattern, handler fn, route_options opts) {
   if (pattern.empty() || pattern.front() != '/')
     throw std::invalid_argument("router::add: a pattern must start with '/': " + std::string(pattern));
-  route r{std::string(method), std::string(pattern), {}, true, std::move(fn)};
+  if (opts.stream_body && opts.window < 4096)
+    throw std::invalid_argument("router::add: a streamed body's window must be at least 4096 bytes: " +
+                                std::string(pattern));
+  route r{std::string(method), std::string(pattern), {}, true, std::move(fn), opts};
   std::string_view rest = pattern.substr(1);
   std::size_t params = 0;
   for (;;) {
@@ -45,6 +48,7 @@ void router::add(std::string_view method, std::string_view pattern, handler fn) 
   }
   for (const middleware& m : m_wrappers)
     r.fn = http::wrap(std::move(r.fn), m);
+  m_streams = m_streams || opts.stream_body;
   m_routes.push_back(std::move(r));
 }
 
@@ -92,6 +96,7 @@ route_match router::match(std::string_view method, std::string_view path) const 
       continue;
     if (r.method == method || (method == "HEAD" && r.method == "GET")) {
       m.fn = &r.fn;
+      m.options = &r.opts;
       m.status = 200;
       return m;
     }

@@ -37,7 +37,7 @@ struct run {
 };
 
 std::string digest(const saturn::http::request& r, const char* b, std::size_t n) {
-  check(inside(r.method, b, n) && inside(r.target, b, n) && inside(r.body, b, n), "view outside the buffer");
+  check(inside(r.method, b, n) && inside(r.target, b, n) && inside(r.body().view(), b, n), "view outside the buffer");
   std::string d;
   d.append(r.method).append(" ").append(r.target).append(" ").append(r.path).append("?").append(r.raw_query);
   d += static_cast<char>('0' + r.version_minor);
@@ -46,7 +46,7 @@ std::string digest(const saturn::http::request& r, const char* b, std::size_t n)
     check(inside(h.name, b, n) && inside(h.value, b, n), "header view outside the buffer");
     d.append("|").append(h.name).append(":").append(h.value);
   }
-  d.append("#").append(r.body);
+  d.append("#").append(r.body().view());
   return d;
 }
 

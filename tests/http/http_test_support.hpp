@@ -42,7 +42,7 @@ inline saturn::task<response> seq(const request&, const route_params& p) {
   co_return response(200, "text/plain", std::string(p.get("n")));
 }
 inline saturn::task<response> echo(const request& r, const route_params&) {
-  co_return response(200, "application/octet-stream", std::string(r.body));
+  co_return response(200, "application/octet-stream", std::string(r.body().view()));
 }
 /// How many delay handlers are sleeping now (a test waits for its request to be in flight).
 inline std::atomic<int> delays_in_flight{0};

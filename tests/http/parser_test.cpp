@@ -27,7 +27,7 @@ struct parsed {
 
 parsed copy(const saturn::http::request& r) {
   parsed p{std::string(r.method), std::string(r.target), std::string(r.path), std::string(r.raw_query),
-           std::string(r.body), {}, r.version_minor, r.keep_alive};
+           std::string(r.body().view()), {}, r.version_minor, r.keep_alive};
   for (auto& h : r.headers())
     p.headers.emplace_back(std::string(h.name), std::string(h.value));
   return p;

@@ -10,8 +10,15 @@
 /// After `complete`, call reset() before parsing the next request.
 ///
 /// Chunked bodies are decoded in place: the decoded bytes are moved down over the chunk
-/// framing inside [0, len), so request().body is contiguous without a copy. The caller
-/// must therefore not change bytes already passed to parse (appending is fine).
+/// framing inside [0, len), so the request's body().view() is contiguous without a copy.
+/// The caller must therefore not change bytes already passed to parse (appending is fine).
+///
+/// Streamed bodies (route_options::stream_body): parse_head() stops once the head is in
+/// (the request's fields are set, its body is not); the caller routes it, and either goes
+/// on with parse() (a buffered body) or calls start_streaming() and then, per piece,
+/// parse_body_piece() → body_piece() → drop_body_piece(), which keeps the head in place and
+/// moves the undecoded bytes down behind it, so memory stays bounded by what one read
+/// brings.
 ///
 /// Strictness (request smuggling closed): a header section (request line included) over
 /// limits.max_head bytes → 431; more than max_header_fields fields → 431; body over
@@ -56,7 +63,33 @@ class request_parser {
   /// Parses the request starting at data[0]; `len` bytes are available. Never reads
   /// beyond data[len - 1]; may rewrite bytes inside it (chunked bodies).
   parse_status parse(char* data, std::size_t len) noexcept;
-
+  /// Parses the head only: complete once the header section is in (get() then has every
+  /// field, not the body; no body limit checked yet). After it: parse() for a buffered
+  /// body, or start_streaming() for a streamed one.
+  parse_status parse_head(char* data, std::size_t len) noexcept;
+  /// Re-points the request's views at `data` after the caller moved the buffer (the head
+  /// must be unchanged at data[0, ...)).
+  void refresh_views(const char* data) noexcept { finish_head(data); }
+  /// The body is streamed from here on, at most `max_body` decoded bytes (413 past it).
+  void start_streaming(std::uint64_t max_body) noexcept {
+    m_streaming = true;
+    m_stream_max = max_body;
+  }
+  /// Streaming: decodes the body bytes available in data[0, len) into body_piece();
+  /// complete once the whole body is decoded (consumed() is then the request's wire size),
+  /// incomplete when more bytes are needed, error (error_status() 400 / 413) on bad framing.
+  parse_status parse_body_piece(char* data, std::size_t len) noexcept;
+  /// Streaming: the body bytes decoded and not yet dropped (a view into `data`).
+  std::string_view body_piece(const char* data) const noexcept { return {data + m_head_len, m_body_len}; }
+  /// Streaming: forgets body_piece() and moves the undecoded bytes [.., len) down to the
+  /// end of the head; returns the new length of the caller's bytes.
+  std::size_t drop_body_piece(char* data, std::size_t len) noexcept;
+  /// The declared Content-Length (0 with none and not chunked), once the head is in.
+  std::uint64_t content_length() const noexcept { return m_content_length; }
+  /// True once the head is in if the body's length is declared (Content-Length).
+  bool has_content_length() const noexcept { return m_has_length; }
+  /// The head's size in bytes (blank line included), once the head is in.
+  std::size_t head_size() const noexcept { return m_head_len; }
   /// The request, valid after parse() returned complete (views into that call's `data`).
   const request& get() const noexcept { return m_req; }
   request& get() noexcept { return m_req; }
@@ -88,7 +121,7 @@ class request_parser {
   /// Past max_head: 431, or 414 / 501 while the request line itself does not fit.
   parse_status fail_head_too_large(const char* data, std::size_t len) noexcept;
   parse_status find_head_end(const char* data, std::size_t len) noexcept;
-  parse_status parse_head(const char* data) noexcept;
+  parse_status parse_header_section(const char* data) noexcept;
   parse_status parse_request_line(const char* line, std::size_t n) noexcept;
   parse_status parse_field(const char* data, std::size_t begin, std::size_t n) noexcept;
   parse_status check_framing(const char* data) noexcept;
@@ -96,6 +129,8 @@ class request_parser {
   parse_status parse_chunk_line(const char* data, std::size_t len) noexcept;
   parse_status parse_trailer(const char* data, std::size_t len) noexcept;
   void finish(const char* data) noexcept;
+  void finish_head(const char* data) noexcept;
+  std::uint64_t body_limit() const noexcept { return m_streaming ? m_stream_max : m_limits.max_body; }
 
   struct span32 {
     std::uint32_t off = 0, len = 0;
@@ -112,6 +147,9 @@ class request_parser {
   bool m_has_length = false;
   bool m_expect_continue = false;
   bool m_head = false;
+  bool m_streaming = false;       // start_streaming(): the body goes out piece by piece
+  std::uint64_t m_stream_max = 0;
+  std::uint64_t m_body_dropped = 0;  // streaming: decoded bytes already dropped
   std::uint32_t m_host_count = 0;
   int m_error_status = 0;
   const char* m_error_reason = "";

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <saturn/http/query.hpp>
+#include <saturn/http/request_body.hpp>
 #include <saturn/http/route_params.hpp>
 
 #include <cstddef>
@@ -51,7 +52,6 @@ class request {
   /// (normalize_path in router.hpp).
   std::string_view path;
   std::string_view raw_query;  ///< after '?', without it, still encoded; empty if none
-  std::string_view body;     ///< the body, de-chunked (chunked bodies are decoded in place)
   std::uint8_t version_minor = 1;  ///< 0 for HTTP/1.0, 1 for HTTP/1.1
   bool keep_alive = true;          ///< the connection stays open after the response
   bool chunked = false;            ///< the body came with Transfer-Encoding: chunked
@@ -71,12 +71,18 @@ class request {
   /// The matched route's `{name}` values (empty outside a handler, or for a route
   /// without parameters). The same values the two-argument handler form receives.
   const route_params& params() const noexcept { return m_params != nullptr ? *m_params : k_no_params; }
+  /// The body (request_body.hpp): `body().view()` on a buffered route (the default; the
+  /// bytes de-chunked), `co_await body().read(buf)` / `read_all(limit)` on either kind.
+  /// Reading changes the body's position only, hence usable from a `const request&`;
+  /// the handler's task only, one read at a time.
+  request_body& body() const noexcept { return m_body; }
 
  private:
   friend class request_parser;
   friend class server;
   inline static const route_params k_no_params{};
   const route_params* m_params = nullptr;
+  mutable request_body m_body;
   header_field m_headers[max_header_fields];
   std::size_t m_count = 0;
 };

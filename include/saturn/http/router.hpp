@@ -20,6 +20,7 @@
 #include <saturn/task/task.hpp>
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <string_view>
@@ -37,6 +38,21 @@ using handler = std::function<task<response>(const request&, const route_params&
 /// stays valid until the returned task ends.
 using middleware = std::function<task<response>(const request&, const route_params&, const handler& next)>;
 
+/// How a route takes its request. The default buffers the body (up to
+/// parser_limits::max_body) before the handler starts.
+struct route_options {
+  /// Start the handler once the head has arrived and let it read the body through
+  /// `req.body().read(buf)` / `read_all(limit)` (request_body.hpp): memory per connection
+  /// stays within `window` whatever the body's size. For uploads and proxies.
+  bool stream_body = false;
+  /// A streamed body's limit: a Content-Length above it is answered 413 (and the
+  /// connection closed) before the handler runs; a chunked body that passes it fails the
+  /// handler's read with errc::message_size. 0: parser_limits::max_body.
+  std::uint64_t max_body = 0;
+  /// Bytes of a streamed body the connection holds at most at once (beyond the head).
+  std::size_t window = 64 * 1024;
+};
+
 /// A handler of the short form: the request alone (its parameters are `req.params()`).
 template <class F>
 concept request_handler = std::is_invocable_r_v<task<response>, F&, const request&>;
@@ -49,6 +65,7 @@ struct route_match {
   const handler* fn = nullptr;
   route_params params;
   int status = 404;
+  const route_options* options = nullptr;  ///< the route's options when fn is set
 };
 
 namespace detail {
@@ -71,25 +88,33 @@ class router {
  public:
   /// Adds a route. `method` is matched exactly ("GET" also serves HEAD); `pattern` starts
   /// with '/'. Throws std::invalid_argument for a malformed pattern (a programming error).
-  void add(std::string_view method, std::string_view pattern, handler fn);
+  void add(std::string_view method, std::string_view pattern, handler fn, route_options opts = {});
   /// Adds a route whose handler takes the request alone (`task<response>(const request&)`).
   template <request_handler F>
     requires(!std::is_invocable_v<F&, const request&, const route_params&>)
-  void add(std::string_view method, std::string_view pattern, F fn) {
-    add(method, pattern, handler([f = std::move(fn)](const request& req, const route_params&) mutable {
-          return f(req);
-        }));
+  void add(std::string_view method, std::string_view pattern, F fn, route_options opts = {}) {
+    add(
+        method, pattern,
+        handler([f = std::move(fn)](const request& req, const route_params&) mutable { return f(req); }), opts);
   }
   /// Shorthand for add("GET", ...), either handler form.
   template <class F>
-  void get(std::string_view pattern, F fn) {
-    add("GET", pattern, std::move(fn));
+  void get(std::string_view pattern, F fn, route_options opts = {}) {
+    add("GET", pattern, std::move(fn), opts);
   }
   /// Shorthand for add("POST", ...), either handler form.
   template <class F>
-  void post(std::string_view pattern, F fn) {
-    add("POST", pattern, std::move(fn));
+  void post(std::string_view pattern, F fn, route_options opts = {}) {
+    add("POST", pattern, std::move(fn), opts);
   }
+  /// Shorthand for add("PUT", ...), either handler form.
+  template <class F>
+  void put(std::string_view pattern, F fn, route_options opts = {}) {
+    add("PUT", pattern, std::move(fn), opts);
+  }
+  /// True when some route streams its body (the server then routes each request as soon
+  /// as its head has arrived). Read-only: any thread, like match.
+  bool streams_bodies() const noexcept { return m_streams; }
   /// Wraps every route's handler in `m`: those added so far and those added later. The
   /// middleware wrapped last runs first. Before serving, like add.
   void wrap(middleware m);
@@ -119,10 +144,12 @@ class router {
     std::vector<segment> segments;
     bool literal = true;  // no parameters: compare the whole path
     handler fn;
+    route_options opts;
   };
   bool match_route(const route& r, std::string_view path, route_params& out) const noexcept;
   std::vector<route> m_routes;
   std::vector<middleware> m_wrappers;  // applied to routes added later too, in order
+  bool m_streams = false;              // some route has stream_body
 };
 
 }  // namespace saturn::http
