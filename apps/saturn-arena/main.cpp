@@ -56,7 +56,7 @@ int main(int argc, char** argv) {
       ->transform(apps::decimal())->check(CLI::Range(1u, 255u))->capture_default_str();
   app.add_option("--max-connections", opts.max_connections, "accepting pauses at this many open connections")
       ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 24))->capture_default_str();
-  app.add_option("--max-body", cfg.max_body, "largest request body in bytes (413 above)")
+  app.add_option("--max-body", cfg.max_body, "largest /upload body in bytes, streamed (413 above)")
       ->check(CLI::Range(std::size_t{0}, std::size_t{1} << 32))->capture_default_str();
   app.add_option("--brotli-quality", cfg.compression.brotli_quality, "brotli quality of /json answers (0-11)")
       ->check(CLI::Range(0, 11))->capture_default_str();
@@ -82,7 +82,6 @@ int main(int argc, char** argv) {
   arena::state st;
   if (!arena::load(cfg, st))  // says on stderr what it could not load; serves the rest
     std::fprintf(stderr, "saturn-arena: serving without the parts above\n");
-  opts.limits.max_body = cfg.max_body;
   opts.server_name = "saturn";
   saturn::http::router routes;
   arena::add_routes(routes, st);

@@ -42,7 +42,7 @@ task<response> baseline(const request& req) {
   if (__builtin_add_overflow(*a, *b, &sum))
     co_return bad_request("a + b does not fit in 64 bits");
   if (req.method == "POST") {
-    auto body = parse_int(req.body);
+    auto body = parse_int(req.body().view());
     if (!body)
       co_return bad_request("the body must be a decimal integer");
     if (__builtin_add_overflow(sum, *body, &sum))
@@ -76,8 +76,24 @@ task<response> json(const request& req, const state& st) {
   co_return resp;
 }
 
-// upload: the bytes of the body actually read.
-task<response> upload(const request& req) { co_return response(200, "text/plain", std::to_string(req.body.size())); }
+// upload: the bytes of the body actually read, streamed through one window (the route
+// streams its body: nothing of it is kept).
+task<response> upload(const request& req) {
+  std::uint64_t total = 0;
+  for (;;) {
+    auto piece = req.body().next_piece();
+    auto got = co_await std::move(piece);
+    if (!got) {
+      if (got.err() == std::errc::message_size)
+        co_return response(413, "text/plain", "request body too large\n");
+      co_return response(400, "text/plain", got.err().message() + "\n");
+    }
+    if (got->empty())
+      break;
+    total += got->size();
+  }
+  co_return response(200, "text/plain", std::to_string(total));
+}
 
 // echo-ws: every message back with its opcode, nothing unsolicited (the load generator
 // counts every frame it receives as an echo).
@@ -121,7 +137,7 @@ void add_routes(saturn::http::router& routes, const state& st) {
   routes.post("/baseline11", baseline);
   routes.get("/pipeline", pipeline);
   routes.get("/json/{count}", [&st](const request& req) { return json(req, st); });
-  routes.post("/upload", upload);
+  routes.post("/upload", upload, {.stream_body = true, .max_body = st.cfg.max_body});
   routes.get("/ws", ws);
   if (st.have_static) {
     // Engine entries may serve from memory and use the precompressed siblings

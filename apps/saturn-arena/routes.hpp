@@ -15,7 +15,8 @@ namespace arena {
 /// What the command line sets.
 struct config {
   std::string data_dir = "/data";
-  /// /upload takes HttpArena's 20 MB bodies with room to spare.
+  /// /upload takes HttpArena's 20 MB bodies with room to spare; it streams them, so a
+  /// connection holds one 64 KiB window of a body, not the body.
   std::size_t max_body = std::size_t{64} << 20;
   saturn::http::compression_options compression{};
 };

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # run_validate.sh BIN [PYTHON [CLIENT [ARGS...]]] — end-to-end HttpArena check of saturn-arena.
 # Generates a data dir, starts BIN on 127.0.0.1 and a free port, waits for it to answer,
-# runs CLIENT (default validate.py, from this folder) with --host --port --data and ARGS,
+# runs CLIENT (default validate.py, from this folder) with --host --port --data and ARGS
+# (and the server's PID in ARENA_SERVER_PID),
 # then stops the server with SIGTERM and requires exit status 0 within 5 s.
 # Exits with the client's status (or 1 if the server failed to start, died, or did not stop).
 set -uo pipefail
@@ -39,7 +40,7 @@ if [ $ready != 1 ]; then
   exit 1
 fi
 
-"$py" "$here/$client" --host 127.0.0.1 --port "$port" --data "$tmp/data" "$@"
+ARENA_SERVER_PID=$pid "$py" "$here/$client" --host 127.0.0.1 --port "$port" --data "$tmp/data" "$@"
 status=$?
 
 if ! kill -0 "$pid" 2>/dev/null; then
