@@ -30,6 +30,7 @@
 #include <sys/socket.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <exception>
 #include <optional>
@@ -203,6 +204,93 @@ class conn_body final : public detail::body_source {
   error m_error{};
 };
 
+/// A streamed response's body on its way out (response::stream): bytes are framed as
+/// framing_of said and appended to the connection's output, which is sent once 16 KiB
+/// are pending (or at flush); the head of the response is the first thing in it.
+class conn_writer final : public body_writer {
+ public:
+  conn_writer(net::tcp_stream& s, std::string& out, detail::conn_entry& entry, stream_framing framing,
+              std::uint64_t length, bool direct) noexcept
+      : m_s(s), m_out(out), m_entry(entry), m_framing(framing), m_left(length), m_direct(direct) {}
+
+  result<void> append(std::string_view bytes) override {
+    if (m_failed)
+      return m_error;
+    if (bytes.empty())
+      return result<void>{};
+    if (m_framing == stream_framing::length) {
+      if (bytes.size() > m_left)
+        return fail(std::errc::message_size);
+      m_left -= bytes.size();
+      m_out.append(bytes);
+    } else if (m_framing == stream_framing::chunked) {
+      char size[24];
+      int n = std::snprintf(size, sizeof size, "%zx\r\n", bytes.size());
+      m_out.append(size, static_cast<std::size_t>(n));
+      m_out.append(bytes);
+      m_out.append("\r\n");
+    } else {
+      m_out.append(bytes);
+    }
+    return result<void>{};
+  }
+
+  task<result<void>> send(result<void> prior, bool all) override {
+    if (!prior)
+      co_return prior;
+    if (m_failed)
+      co_return m_error;
+    if (!all && m_out.size() < 16 * 1024)
+      co_return result<void>{};
+    auto sent = send_pending();
+    co_return co_await std::move(sent);
+  }
+
+  /// After the producer returned success: the last chunk, or a check that the declared
+  /// length was written. False if the response cannot be completed (close the connection).
+  bool finish() {
+    if (m_failed)
+      return false;
+    if (m_framing == stream_framing::chunked)
+      m_out.append("0\r\n\r\n");
+    return m_framing != stream_framing::length || m_left == 0;
+  }
+
+ private:
+  task<result<void>> send_pending() {
+    std::size_t done = 0;
+    if (m_direct) {
+      long n = direct_send(m_s.fd(), m_out);
+      if (n < 0)
+        co_return fail(std::errc::connection_reset);
+      done = static_cast<std::size_t>(n);
+    }
+    if (done < m_out.size()) {
+      auto rest = send_rest(m_s, m_out, done, m_entry);
+      bool sent = co_await std::move(rest);
+      if (!sent)
+        co_return fail(std::errc::connection_reset);
+    }
+    m_out.clear();
+    m_entry.set(detail::conn_state::busy, detail::coarse_now_ms());
+    co_return result<void>{};
+  }
+  error fail(std::errc e) noexcept {
+    m_failed = true;
+    m_error = error{std::make_error_code(e), "write response body"};
+    return m_error;
+  }
+
+  net::tcp_stream& m_s;
+  std::string& m_out;
+  detail::conn_entry& m_entry;
+  stream_framing m_framing;
+  std::uint64_t m_left;
+  bool m_direct;
+  bool m_failed = false;
+  error m_error{};
+};
+
 }  // namespace
 
 task<void> server::serve_connection(net::tcp_stream s) {
@@ -234,6 +322,22 @@ task<void> server::serve_connection(net::tcp_stream s) {
     }
     req.m_params = nullptr;
     co_return resp;
+  };
+  // Runs a streamed response's producer after its head went into `out`, under the stop
+  // context like a handler; false if the response could not be completed (then the
+  // connection must close: the client sees a truncated body).
+  auto produce = [&](const response& resp, stream_framing framing) -> task<bool> {
+    conn_writer w(s, out, entry, framing, resp.stream_length().value_or(0), m_opts.direct_send);
+    bool ok = false;
+    try {
+      task<result<void>> t = (*resp.producer())(w);
+      result<void> r = co_await saturn::detail::in_context_awaiter<result<void>>{t.handle(), &m_stop_ctx};
+      ok = r.has_value();
+    } catch (const std::exception&) {
+      ok = false;
+    }
+    ok = ok && w.finish();  // a failed body gets no last chunk: the client sees it cut short
+    co_return ok && framing != stream_framing::close;
   };
 
   while (open) {
@@ -272,6 +376,12 @@ task<void> server::serve_connection(net::tcp_stream s) {
             wo.keep_alive = false;
           if (resp) {
             write_response(out, *resp, wo, m_opts.server_name);
+            if (const stream_framing f = framing_of(*resp, wo); f != stream_framing::none) {
+              auto body_out = produce(*resp, f);
+              bool completed = co_await std::move(body_out);
+              if (!completed)
+                open = false;
+            }
             if (resp->close)
               open = false;
             else if (resp->upgrade() && resp->status == 101 && wo.keep_alive)
@@ -322,6 +432,12 @@ task<void> server::serve_connection(net::tcp_stream s) {
           // lifetime: t owns the handler's frame until the end of this block.
           response resp = co_await saturn::detail::in_context_awaiter<response>{t.handle(), &m_stop_ctx};
           write_response(out, resp, wo, m_opts.server_name);
+          if (const stream_framing f = framing_of(resp, wo); f != stream_framing::none) [[unlikely]] {
+            auto body_out = produce(resp, f);
+            bool completed = co_await std::move(body_out);
+            if (!completed)
+              open = false;
+          }
           if (resp.close)
             open = false;
           else if (resp.upgrade() && resp.status == 101)

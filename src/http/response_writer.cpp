@@ -153,12 +153,25 @@ std::string_view response::header(std::string_view name) const noexcept {
   return {};
 }
 
+namespace {
+// RFC 9110 §6.4.1, §8.6: 1xx, 204 and 304 have no content, and 1xx / 204 no
+// Content-Length; a 304 omits it too (it would have to be the selected
+// representation's length, which a handler answering 304 need not know).
+bool has_no_content(int status) noexcept { return (status >= 100 && status < 200) || status == 204 || status == 304; }
+}  // namespace
+
+stream_framing framing_of(const response& r, const write_options& opts) noexcept {
+  if (!r.streamed() || has_no_content(r.status))
+    return stream_framing::none;
+  stream_framing f = r.stream_length() ? stream_framing::length
+                     : opts.version_minor == 0 ? stream_framing::close
+                                               : stream_framing::chunked;
+  return opts.head ? stream_framing::none : f;
+}
+
 void write_response(std::string& out, const response& r, const write_options& opts, std::string_view server) {
-  // RFC 9110 §6.4.1, §8.6: 1xx, 204 and 304 have no content, and 1xx / 204 no
-  // Content-Length; a 304 omits it too (it would have to be the selected
-  // representation's length, which a handler answering 304 need not know).
-  const bool no_content = (r.status >= 100 && r.status < 200) || r.status == 204 || r.status == 304;
-  std::string_view body = no_content ? std::string_view{} : r.body();
+  const bool no_content = has_no_content(r.status);
+  std::string_view body = no_content || r.streamed() ? std::string_view{} : r.body();
   char status_digits[24], length_digits[24];
   char* status_end = status_digits + sizeof status_digits;
   char* length_end = length_digits + sizeof length_digits;
@@ -167,17 +180,25 @@ void write_response(std::string& out, const response& r, const write_options& op
     char* b = format_decimal(static_cast<std::size_t>(r.status), status_end);
     status_text = std::string_view(b, static_cast<std::size_t>(status_end - b));
   }
-  char* length_begin = format_decimal(body.size(), length_end);
+  // A streamed body: its declared length, or chunked, or (HTTP/1.0) delimited by the close.
+  const bool streamed_unsized = r.streamed() && !r.stream_length() && !no_content;
+  const std::uint64_t content_length = r.streamed() && r.stream_length() ? *r.stream_length() : body.size();
+  char* length_begin = format_decimal(static_cast<std::size_t>(content_length), length_end);
   std::string_view length(length_begin, static_cast<std::size_t>(length_end - length_begin));
+  std::string_view length_field = "\r\nContent-Length: ";
+  if (streamed_unsized) {
+    length = {};
+    length_field = opts.version_minor == 0 ? std::string_view() : std::string_view("\r\nTransfer-Encoding: chunked");
+  }
   std::string_view reason = reason_phrase(r.status);
   std::string_view connection;
-  if (!opts.keep_alive || r.close)
+  if (!opts.keep_alive || r.close || (streamed_unsized && opts.version_minor == 0))
     connection = "\r\nConnection: close";
   else if (opts.version_minor == 0)
     connection = "\r\nConnection: keep-alive";
 
   std::size_t n = (r.status == 200 ? 17 : 9 + status_text.size() + 1 + reason.size() + 2) + 8 + server.size() + 8 + 29 +
-                  (r.content_type.empty() ? 0 : 16 + r.content_type.size()) + (no_content ? 0 : 18 + length.size()) + connection.size() + 4 +
+                  (r.content_type.empty() ? 0 : 16 + r.content_type.size()) + (no_content ? 0 : length_field.size() + length.size()) + connection.size() + 4 +
                   (opts.head ? 0 : body.size());
   for (auto& [name, value] : r.headers())
     n += 2 + name.size() + 2 + value.size();
@@ -202,7 +223,7 @@ void write_response(std::string& out, const response& r, const write_options& op
     c.put(r.content_type.view());
   }
   if (!no_content) {
-    c.lit("\r\nContent-Length: ");
+    c.put(length_field);
     c.put(length);
   }
   c.put(connection);

@@ -13,10 +13,13 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <climits>
 #include <cstdlib>
+#include <memory>
+#include <optional>
 
 namespace saturn::http {
 
@@ -187,6 +190,34 @@ task<int> resolve(root_state& st, int dirfd, const std::string& key, bool allow_
   co_return r;
 }
 
+/// Bodies above this are streamed from the file (response::stream) rather than read whole.
+constexpr std::uint64_t k_stream_above = 256 * 1024;
+
+/// A streamed body with nothing to write (HEAD: the producer never runs).
+task<result<void>> no_body(body_writer&) { co_return result<void>{}; }
+
+/// Sends `len` bytes of `f` from `offset`, 64 KiB per read through the ring, then closes
+/// the file.
+task<result<void>> send_file_range(fs::file& f, std::uint64_t offset, std::uint64_t len, body_writer& w) {
+  std::unique_ptr<char[]> buf(new char[64 * 1024]);
+  std::uint64_t done = 0;
+  while (done < len) {
+    const std::size_t want = static_cast<std::size_t>(std::min<std::uint64_t>(64 * 1024, len - done));
+    auto aw = f.read_at(std::span<std::byte>(reinterpret_cast<std::byte*>(buf.get()), want), offset + done);
+    fs::fs_result<std::size_t> n = co_await aw;
+    if (!n || *n == 0)  // an error, or the file shrank: end the connection (a truncated body)
+      co_return error{n ? std::make_error_code(std::errc::io_error) : n.err().code, "read a static file"};
+    auto wr = w.write(std::string_view(buf.get(), *n));
+    result<void> sent = co_await std::move(wr);
+    if (!sent)
+      co_return sent;
+    done += *n;
+  }
+  fs::fs_result<void> closed = co_await f.close();  // a read-only close has nothing to report
+  (void)closed;
+  co_return result<void>{};
+}
+
 /// Reads `len` bytes at `offset` into a string through the ring.
 task<fs::fs_result<std::string>> read_bytes(const fs::file& f, std::uint64_t offset, std::size_t len) {
   std::string body(len, '\0');
@@ -338,17 +369,26 @@ task<response> serve_static(std::shared_ptr<root_state> state, const request& re
 
   std::string body;
   const bool head = req.method == "HEAD";
-  if (rep.cached) {
+  const bool cacheable = st.cache && status == 200 && rep.size <= o.cache_max_file;
+  std::optional<response> streamed;
+  if (head) {
+    // The head alone: the length is declared, nothing is read, copied or allocated.
+    streamed = response::stream(status, std::string(type), no_body, length);
+  } else if (rep.cached) {
     body.assign(*rep.cached, static_cast<std::size_t>(offset), static_cast<std::size_t>(length));
-  } else if (head) {
-    // The writer sends Content-Length of the body and drops the bytes: no need to read them.
-    body.assign(static_cast<std::size_t>(length), '\0');
+  } else if (length > k_stream_above && !cacheable) {
+    // Large: read and sent one piece at a time through the ring; the file stays open in
+    // the producer until the last piece.
+    auto file = std::make_shared<fs::file>(std::move(rep.file));
+    streamed = response::stream(
+        status, std::string(type),
+        [file, offset, length](body_writer& w) { return send_file_range(*file, offset, length, w); }, length);
   } else {
     fs::fs_result<std::string> read = co_await read_bytes(rep.file, offset, static_cast<std::size_t>(length));
     if (!read)
       co_return status_response(500, "cannot read the file\n");
     body = std::move(*read);
-    if (st.cache && status == 200 && rep.size <= o.cache_max_file) {
+    if (cacheable) {
       auto bytes = std::make_shared<const std::string>(body);
       st.cache->put(coding == content_coding::identity ? rel : rep.name, rep.name, std::move(bytes), rep.mtime_ns,
                     detail::static_cache::clock::now());
@@ -359,7 +399,7 @@ task<response> serve_static(std::shared_ptr<root_state> state, const request& re
     (void)ignored;
   }
 
-  response r(status, std::string(type), std::move(body));
+  response r = streamed ? std::move(*streamed) : response(status, std::string(type), std::move(body));
   validators(r);
   r.add_header("Accept-Ranges", "bytes");
   if (coding != content_coding::identity)

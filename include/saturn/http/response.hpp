@@ -5,11 +5,14 @@
 #pragma once
 
 #include <saturn/http/text_value.hpp>
+#include <saturn/result.hpp>
 #include <saturn/task/task.hpp>
 
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -27,6 +30,41 @@ namespace saturn::http {
 /// read from the socket, not yet consumed). It runs as the connection's task under the
 /// server's stop token; the connection closes when it returns.
 using upgrade_handler = std::function<task<void>(net::tcp_stream&, std::span<const std::byte> leftover)>;
+
+/// Where a streamed response's body goes (response::stream): the connection. write()
+/// appends bytes to the connection's output (framed as a chunk when the length is not
+/// declared) and sends once a batch of them is pending; flush() sends what is pending now
+/// (for a client that must see a piece at once: a progress line, an event). Each may
+/// suspend while the socket has no room; an error means the client is gone (stop
+/// producing). Threading: the producer's task only, one call at a time, until the
+/// producer returns.
+class body_writer {
+ public:
+  /// Appends `bytes` to the body: they are copied before write() returns (so `bytes` may
+  /// die then, even before the returned task is awaited); the task sends them if a batch
+  /// is pending. Past a declared length: errc::message_size, and the connection closes
+  /// after.
+  task<result<void>> write(std::string_view bytes) {
+    result<void> appended = append(bytes);
+    return send(std::move(appended), false);
+  }
+  /// Sends every pending byte now.
+  task<result<void>> flush() { return send(result<void>{}, true); }
+
+ protected:
+  ~body_writer() = default;
+  /// Frames and copies `bytes` into the output (synchronously).
+  virtual result<void> append(std::string_view bytes) = 0;
+  /// `prior` failed: returns it. Otherwise sends what is pending — always with `all`, else
+  /// only once a batch has built up.
+  virtual task<result<void>> send(result<void> prior, bool all) = 0;
+};
+
+/// Produces a streamed body by writing it to `w`; returns when the body is complete. An
+/// error, or fewer bytes than a declared length, ends the connection instead of
+/// completing the response (the client sees a truncated body, never a wrong one). It runs
+/// after the head is sent, under the server's stop token (a stop cancels its awaits).
+using body_producer = std::function<task<result<void>>(body_writer& w)>;
 
 /// A response. Owns everything it says: its Content-Type and header fields are literals or
 /// owned copies (text_value), and its body is owned unless built by with_static_body.
@@ -72,10 +110,33 @@ class response {
     r.m_is_static = true;
     return r;
   }
-  /// Replaces the body with `b` (owned).
+  /// A response whose body is written by `producer` after the head is sent (a large file,
+  /// a generated report, a feed), so it never needs to be in memory whole. With `length`
+  /// the head says Content-Length and the producer must write exactly that many bytes;
+  /// without it the body is sent chunked (HTTP/1.1) or delimited by closing the
+  /// connection (HTTP/1.0). A HEAD request gets the head alone: the producer does not run.
+  static response stream(int st, text_value type, body_producer producer,
+                         std::optional<std::uint64_t> length = std::nullopt) {
+    response r;
+    r.status = st;
+    r.content_type = std::move(type);
+    r.m_producer = std::make_shared<body_producer>(std::move(producer));
+    r.m_stream_length = length;
+    return r;
+  }
+  /// True for a response made by stream().
+  bool streamed() const noexcept { return m_producer != nullptr; }
+  /// A streamed response's declared length, if any.
+  std::optional<std::uint64_t> stream_length() const noexcept { return m_stream_length; }
+  /// A streamed response's producer (null otherwise).
+  const body_producer* producer() const noexcept { return m_producer.get(); }
+
+  /// Replaces the body with `b` (owned); a streamed response becomes a plain one.
   void set_body(std::string b) {
     m_owned = std::move(b);
     m_is_static = false;
+    m_producer.reset();
+    m_stream_length.reset();
   }
   /// The body bytes.
   std::string_view body() const noexcept { return m_is_static ? m_static : std::string_view(m_owned); }
@@ -113,6 +174,8 @@ class response {
   bool m_is_static = false;
   std::vector<std::pair<text_value, text_value>> m_headers;
   upgrade_handler m_upgrade;
+  std::shared_ptr<body_producer> m_producer;  // stream(): shared, so a response stays copyable
+  std::optional<std::uint64_t> m_stream_length;
 };
 
 /// The reason phrase of `status` ("OK", "Not Found", ...), "Unknown" if none is known.
@@ -130,7 +193,20 @@ struct write_options {
   bool head = false;             ///< a HEAD request: Content-Length of the body, no body
 };
 
-/// Appends `r` to `out` as HTTP/1.1 bytes. `server` is the Server field's value.
+/// How write_response framed a streamed response's body (response::stream).
+enum class stream_framing : std::uint8_t {
+  none,     ///< no body follows (HEAD, 1xx / 204 / 304, or not a streamed response)
+  length,   ///< Content-Length: exactly stream_length() bytes follow
+  chunked,  ///< Transfer-Encoding: chunked
+  close,    ///< HTTP/1.0 without a length: the body ends when the connection closes
+};
+
+/// How `r`'s body is framed when written with `opts` (see stream_framing).
+stream_framing framing_of(const response& r, const write_options& opts) noexcept;
+
+/// Appends `r` to `out` as HTTP/1.1 bytes. `server` is the Server field's value. For a
+/// streamed response only the head is appended, framed as framing_of says (the
+/// connection then runs the producer).
 /// Threading: any thread (uses the calling thread's Date cache).
 void write_response(std::string& out, const response& r, const write_options& opts, std::string_view server);
 

@@ -35,9 +35,10 @@
 /// root's real path.
 ///
 /// I/O: open, statx and the reads go through the worker's ring (fs::file); the handler
-/// suspends on them and never blocks its worker. The whole body (or the requested range)
-/// is read into the response before it is sent — files are not streamed yet — so
-/// max_file_size bounds the memory one response may take.
+/// suspends on them and never blocks its worker. A body (or requested range) up to 256 KiB
+/// is read whole into the response; a larger one is streamed (response::stream): read and
+/// sent 64 KiB at a time, so a response holds 64 KiB of the file whatever its size. HEAD
+/// reads nothing.
 #pragma once
 
 #include <saturn/http/router.hpp>
@@ -67,9 +68,9 @@ struct static_options {
   /// Serve files and directories whose name starts with '.' (`.env`, `.git/config`).
   /// Off by default: they are answered 404 as if absent.
   bool hidden = false;
-  /// The largest body one response reads into memory (the whole file, or the range asked
-  /// for): a bigger one is answered 403. Files are read in full through the ring into the
-  /// response body; streamed file bodies will lift this.
+  /// The largest body one response sends (the whole file, or the range asked for): a
+  /// bigger one is answered 403. Large bodies are streamed, so this is a policy (how big a
+  /// file this route publishes), not a memory bound.
   std::size_t max_file_size = std::size_t{64} << 20;
   /// Keep the bytes of small files in memory (keyed by path, checked against size and
   /// mtime; the file is statx-ed again at most once per second, so a change shows within
