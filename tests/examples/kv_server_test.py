@@ -106,8 +106,12 @@ def main(binary):
         except ConnectionRefusedError:
             pass
         inflight.s.sendall(b"\n")
+        t_done = time.monotonic()
         check(inflight.line() == "OK", "the in-flight request was not answered")
-        check(inflight.line() is None, "the connection stayed open after its last request while draining")
+        check(inflight.line() is None, "the connection got more data after its last request")
+        t_closed = time.monotonic() - t_done
+        # Closed right after its answer, not at its idle timeout: draining ends connections.
+        check(t_closed < IDLE_MS / 1000 / 2, f"closed {t_closed:.2f} s after its last answer while draining")
         status = p.wait(IDLE_MS / 1000 + 5)
         t_exit = time.monotonic() - t_sig
         check(idle.line() is None, "the idle connection was not closed")
