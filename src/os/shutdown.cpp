@@ -1,8 +1,13 @@
 // os::shutdown_signals: one process-wide set of SIGINT/SIGTERM handlers, refcounted by the
 // live objects. The handler records the first signal (a lock-free atomic) and writes a
-// byte to a non-blocking pipe; wait() reads the pipe through the ring and writes a byte
-// back before it returns, so the pipe stays readable and every other waiter wakes too
-// (the latch of the header's comment).
+// byte to a non-blocking pipe; wait() reads the pipe through the ring and, when the
+// number is set, writes a byte back before it returns, so the pipe stays readable and
+// every other waiter wakes too (the latch of the header's comment).
+//
+// The pipe is made by the first install and never closed: a handler that is still
+// running on another thread while the last object restores the old handlers then writes
+// into this pipe, not into a descriptor number that close(2) freed for reuse. A later
+// first install drains what such a late byte left.
 #include <saturn/os/shutdown.hpp>
 
 #include <saturn/task/io.hpp>
@@ -21,11 +26,10 @@ namespace saturn::os {
 
 namespace {
 
-std::mutex g_mutex;  // guards g_refs and the install / restore of the handlers
+std::mutex g_mutex;  // guards g_refs, the pipe's creation and the install / restore of the handlers
 int g_refs = 0;
 struct sigaction g_old_int{}, g_old_term{};
-// ordering: written under g_mutex before the handlers are installed and after they are
-// restored; the handler and wait() read them while a live object keeps them open.
+// ordering: written once, under g_mutex, before the first handler is installed.
 std::atomic<int> g_pipe_read{-1}, g_pipe_write{-1};
 std::atomic<int> g_first_signal{0};
 static_assert(std::atomic<int>::is_always_lock_free, "the signal handler needs a lock-free atomic");
@@ -45,11 +49,16 @@ extern "C" void on_shutdown_signal(int sig) {
 result<shutdown_signals> shutdown_signals::install() {
   std::lock_guard lock(g_mutex);
   if (g_refs == 0) {
-    int fds[2];
-    if (::pipe2(fds, O_CLOEXEC | O_NONBLOCK) != 0)
-      return error{std::error_code(errno, std::system_category()), "shutdown_signals: pipe"};
-    g_pipe_read.store(fds[0]);
-    g_pipe_write.store(fds[1]);
+    if (g_pipe_read.load() < 0) {
+      int fds[2];
+      if (::pipe2(fds, O_CLOEXEC | O_NONBLOCK) != 0)
+        return error{std::error_code(errno, std::system_category()), "shutdown_signals: pipe"};
+      g_pipe_read.store(fds[0]);
+      g_pipe_write.store(fds[1]);
+    }
+    char drain[64];
+    while (::read(g_pipe_read.load(), drain, sizeof drain) > 0) {
+    }
     g_first_signal.store(0);
     struct sigaction sa{};
     sa.sa_handler = &on_shutdown_signal;
@@ -82,8 +91,6 @@ shutdown_signals::~shutdown_signals() {
     return;
   ::sigaction(SIGINT, &g_old_int, nullptr);
   ::sigaction(SIGTERM, &g_old_term, nullptr);
-  ::close(g_pipe_read.exchange(-1));
-  ::close(g_pipe_write.exchange(-1));
   g_first_signal.store(0);
 }
 
@@ -100,13 +107,13 @@ task<result<int>> shutdown_signals::wait() const {
     auto got = co_await rd;
     if (!got)
       co_return got.err();
-    if (*got == 0)  // the write end is gone: the last object died under this wait (misuse)
-      co_return error{std::make_error_code(std::errc::broken_pipe), "shutdown_signals::wait"};
-    {
+    if (const int sig = g_first_signal.load(); sig != 0 && *got > 0) {
       // Put one byte back so that the pipe stays readable for the other waiters.
       const char one = 1;
       [[maybe_unused]] ssize_t n = ::write(g_pipe_write.load(), &one, 1);
+      co_return sig;
     }
+    // No number: a byte left by a late handler of an earlier install; read on.
   }
 }
 
