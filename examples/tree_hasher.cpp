@@ -16,6 +16,7 @@
 #include <openssl/evp.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
