@@ -15,7 +15,8 @@
 /// waits for signals and the workers' signal masks need no change. The event is a latch:
 /// once a signal has arrived, every wait() — those pending and those started later, on
 /// any object — completes, until the last object is destroyed, which restores the
-/// handlers that were there before and forgets the signal. http::serve uses the same
+/// handlers that were there before and forgets the signal (the pipe, two close-on-exec
+/// descriptors, stays open for the life of the process). http::serve uses the same
 /// objects, so a program that serves HTTP and awaits shutdown_signals itself sees one
 /// signal stop both.
 #pragma once
