@@ -1,6 +1,6 @@
 /// \file
 /// The umbrella header: every module header of saturn (result, loop, task, sched, sync,
-/// net, fs, proc, http, effect). Test-only support (saturn/testing/) is not included.
+/// net, fs, os, proc, http, effect). Test-only support (saturn/testing/) is not included.
 #pragma once
 
 #include <saturn/detail/compiler_check.hpp>
@@ -9,6 +9,7 @@
 #include <saturn/http.hpp>
 #include <saturn/loop.hpp>
 #include <saturn/net.hpp>
+#include <saturn/os.hpp>
 #include <saturn/proc.hpp>
 #include <saturn/result.hpp>
 #include <saturn/sched.hpp>
