@@ -1,10 +1,11 @@
 #pragma once
 /// The one door through which saturn reaches atomics, fences, spinning and the futex
-/// (DESIGN rule 4). saturn code names `detail::atomic<T>` and `detail::thread_fence`, not
-/// std::atomic, so a test build can define SATURN_INSTRUMENTED_ATOMICS and put on its
-/// include path a `saturn_instrumented_atomic.hpp` that defines the same names in
-/// saturn::detail (atomic<T>, thread_fence, cpu_relax, futex_wait x2, futex_wake); a model
-/// checker or a delay injector then sees every access the runtime makes.
+/// (docs/contributing.md, Layers, rule 4). saturn code names `detail::atomic<T>` and
+/// `detail::thread_fence`, not std::atomic, so a test build can define
+/// SATURN_INSTRUMENTED_ATOMICS and put on its include path a
+/// `saturn_instrumented_atomic.hpp` that defines the same names in saturn::detail
+/// (atomic<T>, thread_fence, cpu_relax, futex_wait x2, futex_wake); a model checker or a
+/// delay injector then sees every access the runtime makes.
 
 #include <cstddef>
 
