@@ -1,10 +1,11 @@
 # Thin front over CMake presets. `make test` and `make bench` are the two commands.
-.PHONY: test bench build release asan-ubsan tsan tsan-concurrency clang clang-release stress soak fuzz clean
+.PHONY: test bench build release asan-ubsan tsan tsan-concurrency clang clang-release stress soak fuzz docs lint format-check clean
 
 JOBS ?= 2
 
 test:
 	scripts/deps test
+	$(MAKE) --no-print-directory docs
 	cmake --preset release >/dev/null
 	cmake --build --preset release -j $(JOBS)
 	ctest --preset release
@@ -56,6 +57,13 @@ fuzz:
 	mkdir -p build/release/tests/fuzz/corpus-http
 	build/release/tests/fuzz/http_parser_fuzzer build/release/tests/fuzz/corpus-http tests/fuzz/corpus/http \
 	  -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=1024 -print_final_stats=1
+
+# The API reference (build/docs/html/index.html) from the public headers' `///` comments.
+# Any doxygen warning fails it.
+docs:
+	mkdir -p build/docs
+	doxygen docs/Doxyfile
+	@echo "docs: build/docs/html/index.html"
 
 clean:
 	rm -rf build

@@ -2,7 +2,7 @@
 /// `from_task(t)`: a `task<T>` as an effect. Starting it runs the task (inline, on the
 /// starting thread) under a context whose stop token is the environment's, so a stop of
 /// the pipeline (when_any, with_timeout, the caller's token) cancels the task's awaits
-/// exactly as tier B's combinators do. A task ending with result<U> holding an error
+/// exactly as tier B's combinators do. A task ending with `result<U>` holding an error
 /// completes the effect with that error (value type U); an exception becomes a failure.
 ///
 /// Cost: the task's own frame plus one small driver frame (a coroutine that awaits the task
@@ -110,7 +110,7 @@ class from_task_op {
 
 }  // namespace detail
 
-/// The effect of a task<T> (value type T, or U for T = result<U>).
+/// The effect of a `task<T>` (value type T, or U for T = `result<U>`).
 template <class T>
 struct task_effect : effect_base<task_effect<T>> {
   using value_type = typename detail::task_value<T>::type;

@@ -136,6 +136,7 @@ detail::receive_tag<Pred> receive(Pred pred) {
   return {std::move(pred)};
 }
 
+/// \cond DETAIL
 namespace detail {
 template <class Msg>
 process<Msg> process_promise<Msg>::get_return_object() noexcept {
@@ -146,5 +147,6 @@ self_ref<Msg> process_promise<Msg>::self_awaiter::await_resume() const noexcept 
   return self_ref<Msg>(m_p);
 }
 }  // namespace detail
+/// \endcond
 
 }  // namespace saturn

@@ -159,8 +159,8 @@ concept void_result_like = !is_result<T>::value && std::convertible_to<const T&,
                              { t.err() } -> std::same_as<const error&>;
                            };
 
-/// What with_timeout(d, task<T>) gives: result<T>; result<U> itself when T = result<U>;
-/// result<void> when T is void_result_like.
+/// What `with_timeout(d, task<T>)` gives: `result<T>`; `result<U>` itself when
+/// T = `result<U>`; `result<void>` when T is void_result_like.
 template <class T>
 struct timeout_result {
   using type = std::conditional_t<void_result_like<T>, result<void>, result<T>>;
@@ -213,16 +213,16 @@ task<R> await_as_task(A a) {
 /// Runs `t` with a deadline `d` from now. When the deadline fires first, `t` is cancelled
 /// through its stop token (its in-flight I/O is cancelled in the kernel) and awaited until
 /// it has really ended. A stop requested on the caller's own token is passed on to `t` in
-/// the same way. The outcome, for `t` of type task<T>, is a result<T> — or, when T is
-/// itself result<U>, a result<U> (not a result<result<U>>), and when T is a compact
+/// the same way. The outcome, for `t` of type `task<T>`, is a `result<T>` — or, when T is
+/// itself `result<U>`, a `result<U>` (not a `result<result<U>>`), and when T is a compact
 /// success-or-error type convertible to result<void> (sync's wait_result), a result<void>:
 ///  - `t` ended and no stop had been requested (neither the deadline nor the caller's token)
-///    when with_timeout saw it end: its outcome. For T = result<U> (or wait_result) that is
+///    when with_timeout saw it end: its outcome. For T = `result<U>` (or wait_result) that is
 ///    its outcome as is, value or error.
-///  - otherwise, for T = result<U> holding a value (or a successful wait_result): that
+///  - otherwise, for T = `result<U>` holding a value (or a successful wait_result): that
 ///    value. `t` finished what it was doing, so nothing it computed (bytes already taken
 ///    from a socket, a message received just before the stop) is lost.
-///  - otherwise (T not a result, T void, or a result<U> holding an error): an error whose
+///  - otherwise (T not a result, T void, or a `result<U>` holding an error): an error whose
 ///    operation is "with_timeout": std::errc::timed_out when the deadline fired,
 ///    std::errc::operation_canceled when only the caller's token stopped. So a plain T
 ///    never reports success unless `t` ended before any stop, even if it returned a value
