@@ -2,7 +2,7 @@
 /// Per-loop recycling allocator for callback-tier operation objects: four size classes
 /// (32, 64, 128 and 256 bytes)
 /// with intrusive free lists, carved from 64 KiB chunks. Allocating and freeing is a
-/// pointer pop/push (a few ns, no lock: single-threaded), so submitting an operation with a
+/// pointer pop/push (no lock: single-threaded), so submitting an operation with a
 /// callable allocates nothing from malloc in steady state. Larger objects fall back to
 /// operator new.
 #pragma once
