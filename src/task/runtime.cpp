@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 namespace saturn {
 namespace {
@@ -26,7 +27,7 @@ task_context& calling_root_context(const char* op) {
 
 void report_detached_exception(std::exception_ptr e) noexcept {
   try {
-    std::rethrow_exception(e);
+    std::rethrow_exception(std::move(e));
   } catch (const std::exception& ex) {
     std::fprintf(stderr, "saturn: a detached task ended with an exception nobody awaited: %s\n", ex.what());
   } catch (...) {

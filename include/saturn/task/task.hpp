@@ -126,6 +126,8 @@ constexpr result_home home_of() {
   if constexpr (std::is_void_v<T>)
     return result_home::none;
   else if constexpr (std::is_reference_v<T>)
+    // Apart from the next case so that sizeof(T) is never taken of a reference to an
+    // incomplete type. NOLINTNEXTLINE(bugprone-branch-clone): same value, different case.
     return result_home::outcome_space;  // the referent's address
   else if constexpr (std::is_trivially_destructible_v<T> && sizeof(T) <= 16 && alignof(T) <= 8)
     return result_home::outcome_space;
@@ -226,6 +228,8 @@ struct task_promise final : promise_base, promise_result<T> {
   /// The task's value, or rethrows its exception. Once, after the task ended.
   decltype(auto) take() { return this->take_result(*this); }
   /// Stores `e` as the task's outcome (unhandled_exception, or a runtime abandoning it).
+  // `e` is moved: the check misses a move inside a call that depends on T.
+  // NOLINTNEXTLINE(performance-unnecessary-value-param)
   void fail(std::exception_ptr e) noexcept { promise_exception::store_exception(*this, std::move(e)); }
 
   task<T> get_return_object() noexcept;

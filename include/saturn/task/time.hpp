@@ -297,7 +297,7 @@ auto with_timeout(std::chrono::nanoseconds d, A&& a) {
   constexpr bool owned = !std::is_lvalue_reference_v<A> && std::move_constructible<object>;
   using held = std::conditional_t<owned, object, std::remove_reference_t<A>&>;
   if constexpr (owned)
-    return with_timeout(d, detail::await_as_task<value_type, held>(std::move(a)));
+    return with_timeout(d, detail::await_as_task<value_type, held>(std::forward<A>(a)));
   else
     return with_timeout(d, detail::await_as_task<value_type, held>(a));
 }
