@@ -74,6 +74,11 @@ struct callable_runnable final : runnable {
   explicit callable_runnable(G&& f) : m_call(std::forward<G>(f)) {
     m_fn = &run;
   }
+  // A posted node lives where it was allocated until it runs: never copied or moved.
+  callable_runnable(const callable_runnable&) = delete;
+  callable_runnable(callable_runnable&&) = delete;
+  callable_runnable& operator=(const callable_runnable&) = delete;
+  callable_runnable& operator=(callable_runnable&&) = delete;
   static void* operator new(std::size_t n) { return frame_allocate(n); }
   static void operator delete(void* p, std::size_t n) noexcept { frame_deallocate(p, n); }
   static void run(runnable* r, run_mode mode) noexcept {
