@@ -91,6 +91,8 @@ inline constexpr bool completes_inline = std::remove_cvref_t<E>::completes_inlin
 /// Connects `e` to `r` (consumes e). The result is an immovable operation state.
 template <an_effect E, class R>
 auto connect(E&& e, R r) {
+  // Consumes `e` whether it is an lvalue or not (connect() is &&-qualified).
+  // NOLINTNEXTLINE(bugprone-move-forwarding-reference)
   return std::move(e).connect(std::move(r));
 }
 
@@ -302,6 +304,8 @@ struct upon_error_receiver {
   void set_value(A&&... a) noexcept {
     m_r.set_value(std::forward<A>(a)...);
   }
+  // By value, as every receiver's: completing m_r may destroy the operation that owned
+  // the caller's failure. NOLINTNEXTLINE(performance-unnecessary-value-param)
   void set_error(failure f) noexcept {
     using U = std::invoke_result_t<F&, const failure&>;
     try {

@@ -87,6 +87,7 @@ template <std::size_t I, class Op>
 struct child_slot {
   Op m_op;
   template <class E, class Rc>
+  // Consumes `e`, as connect() does. NOLINTNEXTLINE(bugprone-move-forwarding-reference)
   child_slot(E&& e, Rc rc) : m_op(std::move(e).connect(std::move(rc))) {}
 };
 

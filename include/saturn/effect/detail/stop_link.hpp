@@ -29,6 +29,10 @@ namespace saturn::effect::detail {
 
 template <class Derived>
 class stop_link {
+ public:
+  stop_link(const stop_link&) = delete;
+  stop_link& operator=(const stop_link&) = delete;
+
  protected:
   enum : std::uint8_t { idle, requested, posted, done, done_after_post, arming, stop_while_arming };
 
@@ -72,8 +76,6 @@ class stop_link {
 
   stop_link() noexcept {}
   ~stop_link() { disarm(); }
-  stop_link(const stop_link&) = delete;
-  stop_link& operator=(const stop_link&) = delete;
 
   event_loop* m_loop = nullptr;
 
