@@ -117,6 +117,7 @@ long direct_send(int fd, const std::string& out) noexcept {
 
 /// A streamed request body, read on the handler's demand (see the file comment). Lives
 /// in the connection's frame for the handler's run.
+// NOLINTNEXTLINE(cppcoreguidelines-virtual-class-destructor): final, and body_source's destructor is protected
 class conn_body final : public detail::body_source {
  public:
   conn_body(net::tcp_stream& s, detail::conn_buffer& in, request_parser& parser, std::string& out,
@@ -207,6 +208,7 @@ class conn_body final : public detail::body_source {
 /// A streamed response's body on its way out (response::stream): bytes are framed as
 /// framing_of said and appended to the connection's output, which is sent once 16 KiB
 /// are pending (or at flush); the head of the response is the first thing in it.
+// NOLINTNEXTLINE(cppcoreguidelines-virtual-class-destructor): final, and body_writer's destructor is protected
 class conn_writer final : public body_writer {
  public:
   conn_writer(net::tcp_stream& s, std::string& out, detail::conn_entry& entry, stream_framing framing,

@@ -94,7 +94,7 @@ result<std::vector<net::tcp_listener>> bind_all(const net::address& addr, unsign
 
 }  // namespace
 
-result<void> serve(thread_pool& pool, const router& routes, const net::address& addr, serve_options opts) {
+result<void> serve(thread_pool& pool, const router& routes, const net::address& addr, const serve_options& opts) {
   const unsigned n = opts.listeners == 0 ? pool.threads() : opts.listeners;
   auto ls = bind_all(addr, n);
   if (!ls)

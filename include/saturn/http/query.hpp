@@ -99,6 +99,8 @@ class query_params {
 
   /// The raw text.
   std::string_view raw() const noexcept { return m_raw; }
+  // The iterator reads a null data() as "no more pieces": an empty query is given "",
+  // whose data() is not null. NOLINTNEXTLINE(bugprone-string-constructor): wanted.
   iterator begin() const noexcept { return iterator(m_raw.data() ? m_raw : std::string_view("", 0)); }
   iterator end() const noexcept { return iterator(); }
   /// True if there is no pair ("", "&&" and "?" with nothing after it have none).

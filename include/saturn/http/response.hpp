@@ -45,8 +45,7 @@ class body_writer {
   /// is pending. Past a declared length: errc::message_size, and the connection closes
   /// after.
   task<result<void>> write(std::string_view bytes) {
-    result<void> appended = append(bytes);
-    return send(std::move(appended), false);
+    return send(append(bytes), false);
   }
   /// Sends every pending byte now.
   task<result<void>> flush() { return send(result<void>{}, true); }

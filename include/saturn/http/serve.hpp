@@ -51,6 +51,7 @@ struct serve_options : server_options {
 /// (call it from main, as thread_pool::block_on). `routes` must not change while it runs.
 /// Listening sockets accept one connection per call (no multishot accept), so
 /// max_connections bounds the descriptors exactly.
-result<void> serve(thread_pool& pool, const router& routes, const net::address& addr, serve_options opts = {});
+result<void> serve(thread_pool& pool, const router& routes, const net::address& addr,
+                   const serve_options& opts = {});
 
 }  // namespace saturn::http
