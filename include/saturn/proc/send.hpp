@@ -42,7 +42,7 @@ inline bool alive(pid p) noexcept { return detail::pid_alive(p); }
 /// traps exits as an exit_message, and a normal reason is ignored by one that does not.
 /// A process that never receives again is not stopped by it. No-op if `p` has ended.
 /// Any thread; never blocks.
-inline void kill(pid p, exit_reason reason = {exit_kind::killed, nullptr}) {
+inline void kill(pid p, const exit_reason& reason = {exit_kind::killed, nullptr}) {
   const bool untrappable = reason.kind == exit_kind::killed;
   detail::push_exit_signal(p, pid{}, reason, untrappable);
 }
