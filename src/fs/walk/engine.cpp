@@ -144,7 +144,7 @@ void list_top(walk_state& st, thread_ctx& t) {
   std::uint64_t files = 0;
   std::uint64_t dirs = 0;  // full walks: directories counted but not kept (skipped, too deep)
   bool stop = false;
-  while (!stop) {
+  while (!stop) {  // NOLINT(bugprone-infinite-loop): visit_entry sets it through its bool&
     // The batch goes at the next 8-byte boundary (dirent64 alignment); records are
     // written from `end`, at most 7 bytes below it.
     ns.set_top((end + 7) & ~std::size_t{7});

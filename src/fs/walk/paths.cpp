@@ -142,7 +142,7 @@ root_paths::root_paths(std::string root, int root_fd) : m_root(std::move(root)),
 }
 
 std::string root_paths::of_fd(int fd) const {
-  const std::string p = proc_fd_link(fd);
+  std::string p = proc_fd_link(fd);  // not const: `return p` moves
   if (p.empty()) {
     std::string climbed = by_parents(fd);  // no /proc, or longer than PATH_MAX
     return climbed.empty() ? join_path(m_root, "...") : climbed;  // else the best we can say
