@@ -5,7 +5,7 @@
 ///
 /// ```
 /// saturn::wait_group wg;
-/// for (auto& job : jobs) { wg.add(1); saturn::spawn(run(job, wg)); }  // run calls wg.done()
+/// for (auto& job : jobs) { wg.add(1); saturn::spawn(run(job, wg)).detach(); }  // run calls wg.done()
 /// co_await wg.wait();
 /// ```
 #pragma once
