@@ -451,6 +451,7 @@ def main():
     ap.add_argument("--programs-dir", help="guide-programs: where the built programs are")
     a = ap.parse_args()
     src = os.path.abspath(a.source_dir)
+    programs_dir = os.path.abspath(a.programs_dir) if a.programs_dir else None
     guide = os.path.join(src, "docs", "guide.md")
 
     def all_header_snippets():
@@ -482,7 +483,7 @@ def main():
     if a.what == "guide":
         frags = [s for s in snips if "program" not in s.opts]
         return 0 if compile_fragments(cfg, frags, "guide_snippets") else 1
-    return 0 if run_programs(cfg, snips, a.programs_dir) else 1
+    return 0 if run_programs(cfg, snips, programs_dir) else 1
 
 
 if __name__ == "__main__":
