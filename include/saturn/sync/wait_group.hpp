@@ -6,7 +6,7 @@
 /// ```
 /// saturn::wait_group wg;
 /// for (auto& job : jobs) { wg.add(1); saturn::spawn(run(job, wg)).detach(); }  // run calls wg.done()
-/// co_await wg.wait();
+/// auto all_done = co_await wg.wait();   // or cancelled
 /// ```
 #pragma once
 
