@@ -24,8 +24,9 @@ Two sources (standard library only, run by ctest: tests/docs/CMakeLists.txt):
       saturn::task<int> compute();
       -->
 
-* the public headers' `///` comments — fenced blocks (/// ```) and Markdown indented
-  blocks (a `///` line, then lines indented by four spaces after `/// `). The headers
+* the public headers' `///` comments — fenced blocks (/// ```), Doxygen's @code or
+  \\code ... @endcode blocks, and Markdown indented blocks (a `///` line, then lines
+  indented by four spaces after `/// `). The headers
   carry no markup: each header with examples has a file in tests/docs/header_preludes/
   named after its path below include/saturn ("task/join_handle.hpp" ->
   "task_join_handle.hpp") that holds what its examples assume (includes, declarations)
@@ -149,9 +150,11 @@ def header_snippets(path, rel):
     i = 0
     while i < len(lines):
         t = doc[i]
-        if t is not None and t.startswith("```"):
+        if t is not None and (t.startswith("```") or re.match(r"^[@\\]code\b", t)):
+            end = "```" if t.startswith("```") else None
             j = i + 1
-            while j < len(lines) and doc[j] is not None and not doc[j].startswith("```"):
+            while j < len(lines) and doc[j] is not None and not (
+                    doc[j].startswith(end) if end else re.match(r"^[@\\]endcode\b", doc[j])):
                 j += 1
             out.append(snippet(rel, i + 2, "\n".join(doc[i + 1:j]), {}))
             i = j + 1
