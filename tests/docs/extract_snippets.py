@@ -25,9 +25,9 @@ Two sources (standard library only, run by ctest: tests/docs/CMakeLists.txt):
       -->
 
 * the public headers' `///` comments — fenced blocks (/// ```), Doxygen's @code or
-  \\code ... @endcode blocks, and Markdown indented blocks (a `///` line, then lines
-  indented by four spaces after `/// `). The headers
-  carry no markup: each header with examples has a file in tests/docs/header_preludes/
+  \\code ... @endcode blocks, and Markdown indented blocks (a blank `///` line, then
+  lines indented by four spaces after `/// `). The headers carry no markup: each header
+  with examples has a file in tests/docs/header_preludes/
   named after its path below include/saturn ("task/join_handle.hpp" ->
   "task_join_handle.hpp") that holds what its examples assume (includes, declarations)
   and a first line `// wrap: MODE` (the modes above; `// wrap N: MODE` for the N-th
@@ -39,9 +39,9 @@ per source with `-fsyntax-only` (the project's flags, plus -Wno-unused-*: a frag
 computes values it does not use). `#line` directives make every diagnostic name the
 guide's or the header's own file and line.
 
-Running (guide programs): `run=exit0` runs the program (optional `args="..."`, where @SOURCE_DIR@ is the
-source tree) and wants
-exit status 0 (and `expect="..."` in its output); `run=tcp` and `run=http` start a server, which must print
+Running (guide programs): `run=exit0` runs the program (optional `args="..."`, where
+@SOURCE_DIR@ is the source tree) and wants exit status 0 (and `expect="..."` in its
+output); `run=tcp` and `run=http` start a server, which must print
 "listening on HOST:PORT" on stdout, then `send="..."` (escapes such as \\n allowed) and
 `expect="..."` check one TCP exchange, or `get="PATH=STATUS ..."` checks HTTP statuses;
 then the test sends SIGTERM and wants exit status 0 (a graceful stop) within 10 s.
@@ -58,6 +58,7 @@ import socket
 import subprocess
 import sys
 import time
+
 
 WRAPS = ("file", "task", "function", "none")
 
@@ -201,9 +202,15 @@ def attach_header_prelude(s, prelude_dir):
 # ---- translation units --------------------------------------------------------------------
 
 def split_includes(text):
+    """The #include lines (hoisted to the top of the translation unit), and the text with
+    each of them blanked, so that #line numbers still match."""
     inc, rest = [], []
     for ln in text.split("\n"):
-        (inc if re.match(r"^\s*#\s*include\b", ln) else rest).append(ln if not re.match(r"^\s*#\s*include\b", ln) else ln.strip())
+        if re.match(r"^\s*#\s*include\b", ln):
+            inc.append(ln.strip())
+            rest.append("")
+        else:
+            rest.append(ln)
     return inc, rest
 
 
