@@ -11,10 +11,10 @@
 // its worker). W = 1 is one plain process, no cluster. Node adds Date itself and
 // answers keep-alive and pipelined requests in order.
 //
-// /delay/MS: setTimeout alone can answer up to ~1 ms early, because Node starts the
-// timer from the event loop's cached millisecond clock, taken before this request was
-// read. The handler therefore checks a monotonic deadline when the timer fires and
-// waits out the rest if it came early (see README.md).
+// /delay/MS: setTimeout alone can answer up to ~1 ms early: Node (libuv) keeps timer
+// start and expiry in whole milliseconds, so a timer started at 100.9 ms "fires at 110"
+// after 9.1 ms. The handler therefore checks a monotonic deadline when the timer fires
+// and waits out the rest if it came early (see README.md).
 const cluster = require('node:cluster');
 const http = require('node:http');
 const os = require('node:os');
