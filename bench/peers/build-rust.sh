@@ -5,8 +5,11 @@
 #       suites: spawn sched walk echo http (default: all of them)
 #       --quick: the `quick` profile (no LTO, 16 codegen units) for the CI smoke build
 #
-# Offline, with Debian's cargo/rustc (/usr/bin/cargo) and Debian's crate sources in
-# /usr/share/cargo/registry (librust-tokio-dev, librust-rayon-dev, librust-hyper-dev).
+# Offline, with Debian's cargo/rustc (/usr/bin/cargo, /usr/bin/rustc) and Debian's crate
+# sources in /usr/share/cargo/registry (librust-tokio-dev, librust-rayon-dev,
+# librust-hyper-dev). PEERS_CARGO / PEERS_RUSTC name another toolchain (e.g. rustup's)
+# for a comparison; RUSTC is always set, since a cargo otherwise takes the first
+# rustc on PATH (with rustup installed: rustup's, not Debian's).
 # Writes only under OUTDIR: the workspace is copied to OUTDIR/build/rust-src, Cargo's
 # home (with the config that replaces crates.io by Debian's registry) and target
 # directory are OUTDIR/build/cargo-home and OUTDIR/build/cargo-target. A second run
@@ -43,10 +46,11 @@ declare -A crate_dir=([librust-tokio-dev]=tokio-1 [librust-rayon-dev]=rayon-1
 
 # ---------------------------------------------------------------- toolchain check
 registry=/usr/share/cargo/registry
-cargo=/usr/bin/cargo
+cargo=${PEERS_CARGO:-/usr/bin/cargo}
+rustc=${PEERS_RUSTC:-/usr/bin/rustc}
 missing=()
 [ -x "$cargo" ] || missing+=(cargo)
-[ -x /usr/bin/rustc ] || missing+=(rustc)
+[ -x "$rustc" ] || missing+=(rustc)
 for s in "${suites[@]}"; do
     p=${crate_pkg[$s]}
     compgen -G "$registry/${crate_dir[$p]}*" >/dev/null || missing+=("$p")
@@ -90,12 +94,21 @@ else
     mv "$build/cargo-home/config.toml.new" "$build/cargo-home/config.toml"
 fi
 
+# A Cargo.lock written by a newer cargo (lock format 4) stops an older one: start
+# the lock afresh whenever the toolchain changes (offline, one version per crate in
+# Debian's registry, so the resolution is the same).
+toolchain="$("$cargo" --version) / $("$rustc" --version)"
+if [ "$(cat "$build/rust-toolchain" 2>/dev/null)" != "$toolchain" ]; then
+    rm -f "$src/Cargo.lock"
+    echo "$toolchain" > "$build/rust-toolchain"
+fi
+
 # ---------------------------------------------------------------- build
 pkgs=()
 for s in "${suites[@]}"; do pkgs+=(-p "${program[$s]}"); done
-log "cargo build --profile $profile ${pkgs[*]}"
+log "cargo build --profile $profile ${pkgs[*]} ($toolchain)"
 (cd "$src" && CARGO_HOME="$build/cargo-home" CARGO_TARGET_DIR="$build/cargo-target" \
-    RUSTC=/usr/bin/rustc RUSTDOC=/usr/bin/rustdoc \
+    RUSTC="$rustc" \
     "$cargo" build --offline --quiet --profile "$profile" "${pkgs[@]}")
 for s in "${suites[@]}"; do
     b=${program[$s]}
