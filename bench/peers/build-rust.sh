@@ -67,15 +67,18 @@ fi
 build=$out/build
 src=$build/rust-src
 mkdir -p "$src" "$out/bin" "$build/cargo-home"
-# cp -p keeps modification times, so Cargo sees unchanged files as unchanged.
-(cd "$here" && find Cargo.toml common/rust spawn/tokio sched/tokio walk/rayon echo/tokio http/hyper \
-    -type f \( -name '*.rs' -o -name Cargo.toml \) -print0) |
-    while IFS= read -r -d '' f; do
-        if ! cmp -s "$here/$f" "$src/$f"; then
-            mkdir -p "$src/$(dirname "$f")"
-            cp -p "$here/$f" "$src/$f"
-        fi
-    done
+# cp -p keeps modification times, so Cargo sees unchanged files as unchanged; files
+# gone from the source tree go from the copy too.
+members=(Cargo.toml common/rust spawn/tokio sched/tokio walk/rayon echo/tokio http/hyper)
+list() { (cd "$1" && find "${members[@]}" -type f \( -name '*.rs' -o -name Cargo.toml \) 2>/dev/null | sort); }
+list "$here" > "$build/rust-src.files"
+list "$src" | comm -13 "$build/rust-src.files" - | while IFS= read -r f; do rm -f "$src/$f"; done
+while IFS= read -r f; do
+    if ! cmp -s "$here/$f" "$src/$f"; then
+        mkdir -p "$src/$(dirname "$f")"
+        cp -p "$here/$f" "$src/$f"
+    fi
+done < "$build/rust-src.files"
 
 cat > "$build/cargo-home/config.toml.new" <<CFG
 # Written by bench/peers/build-rust.sh: crates come from Debian's packaged sources.
@@ -108,7 +111,7 @@ pkgs=()
 for s in "${suites[@]}"; do pkgs+=(-p "${program[$s]}"); done
 log "cargo build --profile $profile ${pkgs[*]} ($toolchain)"
 (cd "$src" && CARGO_HOME="$build/cargo-home" CARGO_TARGET_DIR="$build/cargo-target" \
-    RUSTC="$rustc" \
+    RUSTC="$rustc" RUSTDOC="$(dirname "$rustc")/rustdoc" \
     "$cargo" build --offline --quiet --profile "$profile" "${pkgs[@]}")
 for s in "${suites[@]}"; do
     b=${program[$s]}
