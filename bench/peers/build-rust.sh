@@ -70,7 +70,9 @@ mkdir -p "$src" "$out/bin" "$build/cargo-home"
 # cp -p keeps modification times, so Cargo sees unchanged files as unchanged; files
 # gone from the source tree go from the copy too.
 members=(Cargo.toml common/rust spawn/tokio sched/tokio walk/rayon echo/tokio http/hyper)
-list() { (cd "$1" && find "${members[@]}" -type f \( -name '*.rs' -o -name Cargo.toml \) 2>/dev/null | sort); }
+list() { # the members' sources under $1 (none yet in a fresh copy)
+    (cd "$1" && find "${members[@]}" -type f \( -name '*.rs' -o -name Cargo.toml \) 2>/dev/null || true) | sort
+}
 list "$here" > "$build/rust-src.files"
 list "$src" | comm -13 "$build/rust-src.files" - | while IFS= read -r f; do rm -f "$src/$f"; done
 while IFS= read -r f; do
