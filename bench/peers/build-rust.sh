@@ -7,7 +7,8 @@
 #
 # Offline, with Debian's cargo/rustc (/usr/bin/cargo, /usr/bin/rustc) and Debian's crate
 # sources in /usr/share/cargo/registry (librust-tokio-dev, librust-rayon-dev,
-# librust-hyper-dev). PEERS_CARGO / PEERS_RUSTC name another toolchain (e.g. rustup's)
+# librust-hyper-dev); Debian 12's newer rustc-web / cargo-web (1.85+) install to the same
+# paths and work as well. PEERS_CARGO / PEERS_RUSTC name another toolchain (e.g. rustup's)
 # for a comparison; RUSTC is always set, since a cargo otherwise takes the first
 # rustc on PATH (with rustup installed: rustup's, not Debian's).
 # Writes only under OUTDIR: the workspace is copied to OUTDIR/build/rust-src, Cargo's
@@ -59,6 +60,7 @@ if [ ${#missing[@]} -gt 0 ]; then
     missing=($(printf '%s\n' "${missing[@]}" | sort -u))
     echo "build-rust.sh: missing Debian package(s): ${missing[*]}" >&2
     echo "  install them with: apt-get install --no-install-recommends ${missing[*]}" >&2
+    echo "  (for cargo/rustc, Debian 12's newer cargo-web/rustc-web do as well)" >&2
     echo "  (or scripts/deps bench, which installs everything make bench needs)" >&2
     exit 1
 fi
