@@ -38,32 +38,28 @@ class BenchError(Exception):
 
 @dataclass
 class Paths:
-    """Where everything is. Environment overrides: SATURN_SHARED, SATURN_BIN_DIR."""
+    """Where everything is, all inside the checkout. SATURN_BIN_DIR overrides where
+    saturn's programs are; the peers are built into build/peers by bench/peers/build.sh."""
 
     repo: Path
-    shared: Path
     bin_dir: Path
     peers: Path = field(init=False)
-    peers_net: Path = field(init=False)
     walk_trees: Path = field(init=False)
 
     def __post_init__(self) -> None:
         self.peers = self.repo / "build" / "peers"
-        self.peers_net = self.repo / "build" / "peers-net"
         self.walk_trees = self.repo / "build" / "walk-trees"
 
     @classmethod
     def discover(cls, repo: Path | None = None) -> "Paths":
         repo = (repo or Path(__file__).resolve().parents[2]).resolve()
-        shared = Path(os.environ.get("SATURN_SHARED") or repo.parent / "shared").resolve()
         bin_dir = Path(os.environ.get("SATURN_BIN_DIR") or repo / "build" / "release" / "bin")
-        return cls(repo=repo, shared=shared, bin_dir=bin_dir.resolve())
+        return cls(repo=repo, bin_dir=bin_dir.resolve())
 
-    def require_shared(self) -> None:
-        if not (self.shared / "peers" / "build.sh").is_file():
-            raise BenchError(
-                f"peer programs not found under {self.shared}/peers; "
-                "set SATURN_SHARED to the shared/ directory that holds BENCH-CONTRACT.md")
+    @property
+    def peers_build(self) -> Path:
+        """The dispatcher that builds every peer and the runner's load tools."""
+        return self.repo / "bench" / "peers" / "build.sh"
 
     def saturn(self, name: str) -> Path:
         return self.bin_dir / name
@@ -71,8 +67,13 @@ class Paths:
     def peer(self, name: str) -> Path:
         return self.peers / "bin" / name
 
-    def net_peer(self, name: str) -> Path:
-        return self.peers_net / "bin" / name
+    def peer_share(self, *parts: str) -> Path:
+        """Support files of the peers and load tools (build/peers/share/peers/...)."""
+        return self.peers.joinpath("share", "peers", *parts)
+
+    def fairness_note(self, suite: str, runtime: str) -> Path:
+        """The peer's README.md: what it is, its configuration, why it is written so."""
+        return self.repo / "bench" / "peers" / suite / runtime / "README.md"
 
 
 def is_executable(path: Path) -> bool:
