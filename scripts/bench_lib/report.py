@@ -238,25 +238,35 @@ def _params_line(summary: dict, results_rel: str) -> str:
             f"[`{results_rel}/{summary['suite']}.jsonl`]({results_rel}/{summary['suite']}.jsonl)._")
 
 
+def _relink(line: str, note: Path, doc: Path) -> str:
+    """Relative Markdown links of a note, rewritten to point from doc to the same file."""
+    def fix(m: re.Match) -> str:
+        target = m.group(2)
+        if re.match(r"^([a-z]+:|/|#)", target):
+            return m.group(0)
+        return f"{m.group(1)}({relpath(note.parent / target, doc)})"
+    return re.sub(r"(\]\s?)\(([^)\s]+)\)", fix, line)
+
+
 def fairness_lines(notes: dict, doc: Path) -> list:
     """Each peer's fairness note (bench/peers/<suite>/<runtime>/README.md), its title
-    dropped and its headings turned into bold lines so they stay inside the section."""
+    dropped, its headings turned into bold lines so they stay inside the section, and
+    its relative links pointed at the same files from docs/."""
     if not notes:
         return []
-    out = ["", "#### The peers", ""]
+    out = ["", "#### The peers"]
     for runtime, path in notes.items():
         text = path.read_text().strip().splitlines()
         if text and text[0].startswith("#"):
             text = text[1:]
+        while text and not text[0].strip():
+            text.pop(0)
         rel = relpath(path, doc)
-        out += [f"**{runtime}** ([`{rel.lstrip('./')}`]({rel})):", ""]
+        out += ["", f"**{runtime}** ([`{rel.lstrip('./')}`]({rel})):", ""]
         for line in text:
             m = re.match(r"^#+\s+(.*)", line)
-            out.append(f"**{m.group(1)}**" if m else line)
-        while out and not out[-1].strip():
-            out.pop()
-        out.append("")
-    return out[:-1]
+            out.append(f"**{m.group(1)}**" if m else _relink(line, path, doc))
+    return out
 
 
 def failed_summary_lines(data: dict, suites_run: list) -> list:

@@ -143,7 +143,8 @@ def update_docs(paths: Paths, suites: dict, summary_file: Path, names: list, fac
     data = json.loads(summary_file.read_text())["suites"]
     results_rel = report.relpath(summary_file.parent, doc)
     machine = report.machine_body(facts, machine_suites, results_rel)
-    machine += "\n".join(report.failed_summary_lines(data, machine_suites))
+    failed = report.failed_summary_lines(data, machine_suites)
+    machine += "\n" + "\n".join(failed) if failed else ""
     text = report.replace_section(text, "machine", machine)
     for name in names:
         plot_rel = None

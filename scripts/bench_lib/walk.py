@@ -47,14 +47,14 @@ def plan_round(run: SuiteRun, rnd: int) -> list:
                               run.threads, est_s=2.0, timeout=900, context={"shape": shape}))
     order = [rt.name for rt in runtime_order(run.runtimes, rnd)]
     n = len(run.runtimes)
-    for name in ROOT_NAMES:
+    for name in SHAPES if run.params.smoke else ROOT_NAMES:  # smoke: no /usr, no strace
         per_run = 0.3 if name == "usr" else 0.1  # seconds per walk, hot cache
         est = (2.0 if name == "usr" else 0.0) + \
             n * (0.3 + per_run * (HYPERFINE_WARMUP + run.params.runs + 1))
         steps.append(Step("walk", "walk-time", "", name, [], run.threads, est_s=est,
                           timeout=600 + 60 * est, round=rnd,
                           context={"order": order, "root": str(root_path(run, name))}))
-    if rnd == run.params.rounds:
+    if rnd == run.params.rounds and not run.params.smoke:
         steps.append(Step("walk", "walk-strace", "", "strace-deep", [], run.threads,
                           est_s=3.0 * n, timeout=600, round=rnd,
                           context={"root": str(root_path(run, "deep"))}))
