@@ -160,17 +160,40 @@ def busy_pct(interval: float = 0.5) -> float:
     return 100.0 * (b1 - b0) / max(1, t1 - t0)
 
 
+_quiet_budget: list = [None, None]  # [seconds of waiting left, the whole budget]; None: no cap
+
+
+def set_quiet_budget(seconds: float | None) -> None:
+    """Cap the time all wait_quiet() calls of this session may spend waiting (quick mode:
+    a busy machine must not add minutes to every suite); None: no cap."""
+    _quiet_budget[:] = [seconds, seconds]
+
+
 def wait_quiet(max_wait: float, pct: float = 10.0) -> float:
     """Wait up to max_wait seconds until under pct % of the machine is busy.
 
-    Returns the last busy percentage seen (0 when max_wait is 0: no check)."""
-    if max_wait <= 0:
+    Returns the last busy percentage seen (0 when max_wait is 0: no check). Time spent
+    beyond the first half-second look comes out of the session's budget; once that is
+    used up, runs start without waiting."""
+    budget = _quiet_budget[0]
+    if max_wait <= 0 or (budget is not None and budget <= 0):
         return 0.0
-    deadline = time.monotonic() + max_wait
+    t0 = time.monotonic()
+    deadline = t0 + (max_wait if budget is None else min(max_wait, budget + 0.5))
     while True:
         b = busy_pct()
         if b < pct or time.monotonic() >= deadline:
-            return b
+            break
+    if budget is not None:
+        _quiet_budget[0] = budget - max(0.0, time.monotonic() - t0 - 0.5)
+        if _quiet_budget[0] <= 0:
+            log(f"the machine stayed busy: the {_quiet_budget[1]:.0f} s budget for waiting "
+                "for a quiet machine is used up, later runs start at once (see each run's "
+                "other-load figure)")
+    return b
+
+
+QUIET_BUDGET_QUICK_S = 180.0
 
 
 # ----------------------------------------------------------------- processes
