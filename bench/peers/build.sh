@@ -8,8 +8,8 @@
 #   OUTDIR/build.log               what every language's build printed
 #
 # It hands the suites asked for (default: all) to the per-language scripts next to it:
-# build-rust.sh, build-go.sh, build-native.sh. Each installs nothing itself; a missing
-# Debian package is named in its error (scripts/deps bench installs them all). A
+# build-rust.sh, build-go.sh, build-native.sh. Each names a missing Debian package in
+# its error (`scripts/deps bench` installs every package the peers need). A
 # language whose build fails does not stop the others: its peers are simply missing
 # and the runner reports them as FAILED. --quick asks for the faster, less optimised
 # build the CI smoke check uses (Rust: the `quick` profile; native: fewer passes).
