@@ -3,8 +3,9 @@
 
 JOBS ?= 2
 # make test ends with bench-smoke: every peer built (--quick) and one checked sample of
-# every suite. From an empty build/peers it took 12.5 min on a 2-CPU machine under a
-# load of ~18 (build 9.5 min for 3 CPU-minutes, run 3 min); BENCH_SMOKE=0 leaves it out.
+# every suite. From an empty build/peers (packages installed) it took 5m39s on a 2-CPU
+# machine under a load of 4-8 (peer build 192 s, run 147 s), 12.5 min under a load of
+# ~18. BENCH_SMOKE=0 leaves it out.
 BENCH_SMOKE ?= 1
 
 test:
