@@ -5,7 +5,7 @@ Modules, in dependency order:
   common   paths, logging, machine facts, quiet-machine wait, CPU accounting
   figures  which JSON fields are figures, which direction is better, formatting
   checks   per-suite answer checks (checksums, counts, errors)
-  suites   the seven suites of BENCH-CONTRACT.md: parameters and the steps of a round
+  suites   the seven suites of docs/workloads.md: parameters and the steps of a round
   execute  runs one step (a benchmark program, a hyperfine call, an strace call)
   walk     the walk suite's trees, count verification, hyperfine and strace steps
   stats    summary over rounds: median / min / max, per-round saturn/peer ratios

@@ -38,32 +38,28 @@ class BenchError(Exception):
 
 @dataclass
 class Paths:
-    """Where everything is. Environment overrides: SATURN_SHARED, SATURN_BIN_DIR."""
+    """Where everything is, all inside the checkout. SATURN_BIN_DIR overrides where
+    saturn's programs are; the peers are built into build/peers by bench/peers/build.sh."""
 
     repo: Path
-    shared: Path
     bin_dir: Path
     peers: Path = field(init=False)
-    peers_net: Path = field(init=False)
     walk_trees: Path = field(init=False)
 
     def __post_init__(self) -> None:
         self.peers = self.repo / "build" / "peers"
-        self.peers_net = self.repo / "build" / "peers-net"
         self.walk_trees = self.repo / "build" / "walk-trees"
 
     @classmethod
     def discover(cls, repo: Path | None = None) -> "Paths":
         repo = (repo or Path(__file__).resolve().parents[2]).resolve()
-        shared = Path(os.environ.get("SATURN_SHARED") or repo.parent / "shared").resolve()
         bin_dir = Path(os.environ.get("SATURN_BIN_DIR") or repo / "build" / "release" / "bin")
-        return cls(repo=repo, shared=shared, bin_dir=bin_dir.resolve())
+        return cls(repo=repo, bin_dir=bin_dir.resolve())
 
-    def require_shared(self) -> None:
-        if not (self.shared / "peers" / "build.sh").is_file():
-            raise BenchError(
-                f"peer programs not found under {self.shared}/peers; "
-                "set SATURN_SHARED to the shared/ directory that holds BENCH-CONTRACT.md")
+    @property
+    def peers_build(self) -> Path:
+        """The dispatcher that builds every peer and the runner's load tools."""
+        return self.repo / "bench" / "peers" / "build.sh"
 
     def saturn(self, name: str) -> Path:
         return self.bin_dir / name
@@ -71,8 +67,13 @@ class Paths:
     def peer(self, name: str) -> Path:
         return self.peers / "bin" / name
 
-    def net_peer(self, name: str) -> Path:
-        return self.peers_net / "bin" / name
+    def peer_share(self, *parts: str) -> Path:
+        """Support files of the peers and load tools (build/peers/share/peers/...)."""
+        return self.peers.joinpath("share", "peers", *parts)
+
+    def fairness_note(self, suite: str, runtime: str) -> Path:
+        """The peer's README.md: what it is, its configuration, why it is written so."""
+        return self.repo / "bench" / "peers" / suite / runtime / "README.md"
 
 
 def is_executable(path: Path) -> bool:
@@ -159,17 +160,40 @@ def busy_pct(interval: float = 0.5) -> float:
     return 100.0 * (b1 - b0) / max(1, t1 - t0)
 
 
+_quiet_budget: list = [None, None]  # [seconds of waiting left, the whole budget]; None: no cap
+
+
+def set_quiet_budget(seconds: float | None) -> None:
+    """Cap the time all wait_quiet() calls of this session may spend waiting (quick mode:
+    a busy machine must not add minutes to every suite); None: no cap."""
+    _quiet_budget[:] = [seconds, seconds]
+
+
 def wait_quiet(max_wait: float, pct: float = 10.0) -> float:
     """Wait up to max_wait seconds until under pct % of the machine is busy.
 
-    Returns the last busy percentage seen (0 when max_wait is 0: no check)."""
-    if max_wait <= 0:
+    Returns the last busy percentage seen (0 when max_wait is 0: no check). Time spent
+    beyond the first half-second look comes out of the session's budget; once that is
+    used up, runs start without waiting."""
+    budget = _quiet_budget[0]
+    if max_wait <= 0 or (budget is not None and budget <= 0):
         return 0.0
-    deadline = time.monotonic() + max_wait
+    t0 = time.monotonic()
+    deadline = t0 + (max_wait if budget is None else min(max_wait, budget + 0.5))
     while True:
         b = busy_pct()
         if b < pct or time.monotonic() >= deadline:
-            return b
+            break
+    if budget is not None:
+        _quiet_budget[0] = budget - max(0.0, time.monotonic() - t0 - 0.5)
+        if _quiet_budget[0] <= 0:
+            log(f"the machine stayed busy: the {_quiet_budget[1]:.0f} s budget for waiting "
+                "for a quiet machine is used up, later runs start at once (see each run's "
+                "other-load figure)")
+    return b
+
+
+QUIET_BUDGET_QUICK_S = 180.0
 
 
 # ----------------------------------------------------------------- processes

@@ -1,6 +1,6 @@
 """Figures: the numeric JSON fields that are reported, which way is better, formatting.
 
-Direction rule (BENCH-CONTRACT.md): throughputs (ops_per_sec, msgs_per_sec, rps,
+Direction rule (docs/workloads.md): throughputs (ops_per_sec, msgs_per_sec, rps,
 hops_per_sec) are higher-is-better; times and sizes (ns_*, *_us, wall_s,
 bytes_per_task, peak_rss_kib, CPU per message, syscall counts) are lower-is-better.
 """

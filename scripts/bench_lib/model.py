@@ -22,12 +22,14 @@ class Params:
     duration: int = 0  # echo/http: seconds per measured window
     runs: int = 0  # walk: hyperfine --runs
     warmup_big: int | None = None  # ring: --warmup of the 1,000,000 rung (None: warmup)
+    smoke: bool = False  # the CI check: smallest ring rungs, one server thread count
 
 
 @dataclass(frozen=True)
 class Runtime:
     name: str  # as printed in the JSON `runtime` field
     path: Path
+    missing: str = ""  # why it cannot run (a peer that did not build); "" when it can
 
 
 @dataclass
@@ -64,6 +66,9 @@ class SuiteRun:
     @property
     def name(self) -> str:
         return self.suite.name
+
+    def runtime(self, name: str) -> "Runtime | None":
+        return next((rt for rt in self.runtimes if rt.name == name), None)
 
 
 def runtime_order(runtimes: list, rnd: int) -> list:

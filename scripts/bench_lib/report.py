@@ -20,8 +20,8 @@ from .figures import PERCENTILES, arrow, fmt, fmt_ratio, fmt_spread, label
 HEADER = """# saturn benchmarks
 
 Every number on this page comes from `scripts/bench`, which runs saturn's benchmark
-programs and the peer programs of `shared/peers` (the workloads of
-`shared/BENCH-CONTRACT.md`) on one machine, in one sitting, **interleaved**: each round
+programs and the peer programs of `bench/peers` (the workloads of `docs/workloads.md`)
+on one machine, in one sitting, **interleaved**: each round
 runs every runtime once, and the order of the runtimes alternates between rounds. Every
 run's answer is checked (checksums, counts, errors) before it counts; a run that fails
 its check is listed as FAILED and never reported as a number. Cells are the median over
@@ -38,10 +38,10 @@ better (ratio < 1 favours saturn). Raw JSON Lines, logs and `summary.json` are u
     python3 scripts/bench --help          # rounds, threads, dry run, report-only
     scripts/ab REV_A REV_B --suite loop   # A/B gate between two revisions
 
-`SATURN_BIN_DIR=/some/bin` makes the runner use saturn programs from another directory;
-`SATURN_SHARED` points at another copy of `shared/`. A suite whose saturn program has
-not been built yet is skipped with a note. Quick mode takes about 12 minutes for all
-seven suites on a 2-CPU machine (`python3 scripts/bench --dry-run` prints the plan).
+`SATURN_BIN_DIR=/some/bin` makes the runner use saturn programs from another directory.
+A suite whose saturn program has not been built yet is skipped with a note; a peer that
+did not build or fails its answer check is shown as FAILED. `python3 scripts/bench
+--dry-run` prints the plan and its time estimate.
 
 saturn's programs behave like the peers: `saturn-bench-<suite> [--threads N]
 [--samples N] [--warmup N] [--scenario NAME[,NAME]]` (the ring takes `N LAPS` first)
@@ -238,7 +238,58 @@ def _params_line(summary: dict, results_rel: str) -> str:
             f"[`{results_rel}/{summary['suite']}.jsonl`]({results_rel}/{summary['suite']}.jsonl)._")
 
 
-def suite_body(suite, summary: dict, results_rel: str, plot_rel: str | None) -> str:
+def _relink(line: str, note: Path, doc: Path) -> str:
+    """Relative Markdown links of a note, rewritten to point from doc to the same file."""
+    def fix(m: re.Match) -> str:
+        target = m.group(2)
+        if re.match(r"^([a-z]+:|/|#)", target):
+            return m.group(0)
+        return f"{m.group(1)}({relpath(note.parent / target, doc)})"
+    return re.sub(r"(\]\s?)\(([^)\s]+)\)", fix, line)
+
+
+def fairness_lines(notes: dict, doc: Path) -> list:
+    """Each peer's fairness note (bench/peers/<suite>/<runtime>/README.md), its title
+    dropped, its headings turned into bold lines so they stay inside the section, and
+    its relative links pointed at the same files from docs/."""
+    if not notes:
+        return []
+    out = ["", "#### The peers"]
+    for runtime, path in notes.items():
+        text = path.read_text().strip().splitlines()
+        if text and text[0].startswith("#"):
+            text = text[1:]
+        while text and not text[0].strip():
+            text.pop(0)
+        rel = relpath(path, doc)
+        out += ["", f"**{runtime}** ([`{rel.lstrip('./')}`]({rel})):", ""]
+        for line in text:
+            m = re.match(r"^#+\s+(.*)", line)
+            out.append(f"**{m.group(1)}**" if m else _relink(line, path, doc))
+    return out
+
+
+def failed_summary_lines(data: dict, suites_run: list) -> list:
+    """One line per suite with FAILED runs: which runtimes, scenarios, how many."""
+    out = []
+    for name in suites_run:
+        fails = data.get(name, {}).get("failures", [])
+        if not fails:
+            continue
+        by_rt: dict = {}
+        for f in fails:
+            by_rt.setdefault(f["runtime"], set()).add(f["scenario"])
+        parts = [f"{rt} ({', '.join(sorted(map(str, sc)))})" for rt, sc in sorted(
+            by_rt.items(), key=lambda kv: (kv[0] != "saturn", kv[0]))]
+        out.append(f"- {name}: {len(fails)} FAILED run(s): {'; '.join(parts)}")
+    if not out:
+        return []
+    return ["", "Runs that FAILED their checks in this session (never counted as numbers; "
+                "the reasons are under each suite's table):", ""] + out
+
+
+def suite_body(suite, summary: dict, results_rel: str, plot_rel: str | None,
+               notes: dict | None = None, doc: Path | None = None) -> str:
     lines = [_params_line(summary, results_rel), ""]
     if suite.note:
         lines += [suite.note, ""]
@@ -251,6 +302,8 @@ def suite_body(suite, summary: dict, results_rel: str, plot_rel: str | None) -> 
         lines += ["", f"![{suite.name}: saturn against its peers]({plot_rel})"]
     lines += _baseline_lines(summary)
     lines += _unpaired_lines(summary) + _failure_lines(summary) + _noisy_lines(summary)
+    if notes and doc is not None:
+        lines += fairness_lines(notes, doc)
     return "\n".join(lines)
 
 

@@ -20,32 +20,21 @@ from . import plots, report, stats
 from .common import BenchError, Paths, log, machine_text
 from .model import Step
 
-PROGRAM_PEER_SUITES = ("loop", "spawn", "sched", "ring", "walk")
-
-
 # ----------------------------------------------------------------- peer builds
 
-def _build(argv: list, log_path: Path, what: str) -> None:
-    log(f"building {what}: {' '.join(argv)} (log: {log_path})")
-    log_path.parent.mkdir(parents=True, exist_ok=True)
-    with open(log_path, "a") as f:
-        res = subprocess.run(argv, stdout=f, stderr=subprocess.STDOUT)
+def build_peers(paths: Paths, suites: list, quick: bool = False) -> bool:
+    """bench/peers/build.sh build/peers [--quick] SUITE...; its progress lines go to our
+    stderr. A failed build is reported, not raised: the peers it left missing are
+    recorded as FAILED runs. True when everything built."""
+    argv = [str(paths.peers_build), str(paths.peers)] + (["--quick"] if quick else []) + suites
+    log(f"building peers: {' '.join(argv)}")
+    res = subprocess.run(argv, stdin=subprocess.DEVNULL)
+    if res.returncode == 2:
+        raise BenchError(f"{paths.peers_build}: bad usage (exit 2)")
     if res.returncode != 0:
-        tail = log_path.read_text().splitlines()[-15:]
-        raise BenchError(f"building {what} failed (exit {res.returncode}); last lines of "
-                         f"{log_path}:\n  " + "\n  ".join(tail))
-
-
-def build_peers(paths: Paths, suites: list) -> None:
-    """shared/peers/build.sh for the program suites, peers/net/build.sh for echo/http."""
-    paths.require_shared()
-    program = [s for s in suites if s in PROGRAM_PEER_SUITES]
-    if program:
-        _build([str(paths.shared / "peers" / "build.sh"), str(paths.peers)] + program,
-               paths.peers / "build.log", "peers for " + " ".join(program))
-    if any(s in ("echo", "http") for s in suites):
-        _build([str(paths.shared / "peers" / "net" / "build.sh"), str(paths.peers_net)],
-               paths.peers_net / "build.log", "network peers")
+        log(f"some peers did not build (exit {res.returncode}); they are reported as FAILED "
+            f"(log: {paths.peers / 'build.log'})")
+    return res.returncode == 0
 
 
 # ----------------------------------------------------------------- progress
@@ -89,6 +78,20 @@ class Progress:
 
     def total_estimate(self) -> float:
         return sum(s.est_s for s in self.remaining)
+
+    def elapsed(self) -> float:
+        return time.monotonic() - self.t0
+
+
+def failure_summary(failures: list) -> list:
+    """Lines `FAILED suite runtime: scenario (N runs): first reason`, one per
+    (suite, runtime, scenario), saturn's first."""
+    groups: dict = {}
+    for f in failures:
+        groups.setdefault((f["suite"], f["runtime"], f["scenario"]), []).append(f)
+    order = sorted(groups, key=lambda k: (k[1] != "saturn", k))
+    return [f"FAILED {suite} {rt}: {sc} ({len(groups[(suite, rt, sc)])} run(s)): "
+            f"{groups[(suite, rt, sc)][0]['reason']}" for suite, rt, sc in order]
 
 
 def report_step(step: Step, records: list) -> None:
@@ -139,8 +142,10 @@ def update_docs(paths: Paths, suites: dict, summary_file: Path, names: list, fac
     text = report.ensure_document(doc, suites)
     data = json.loads(summary_file.read_text())["suites"]
     results_rel = report.relpath(summary_file.parent, doc)
-    text = report.replace_section(text, "machine",
-                                  report.machine_body(facts, machine_suites, results_rel))
+    machine = report.machine_body(facts, machine_suites, results_rel)
+    failed = report.failed_summary_lines(data, machine_suites)
+    machine += "\n" + "\n".join(failed) if failed else ""
+    text = report.replace_section(text, "machine", machine)
     for name in names:
         plot_rel = None
         if make_plots:
@@ -150,7 +155,9 @@ def update_docs(paths: Paths, suites: dict, summary_file: Path, names: list, fac
                 log(f"{name}: no plot ({note})")
             else:
                 plot_rel = report.relpath(svg, doc)
-        body = report.suite_body(suites[name], data[name], results_rel, plot_rel)
+        notes = {rt: paths.fairness_note(name, rt) for rt, _ in suites[name].peers
+                 if paths.fairness_note(name, rt).is_file()}
+        body = report.suite_body(suites[name], data[name], results_rel, plot_rel, notes, doc)
         text = report.replace_section(text, name, body, suites[name].title)
     doc.parent.mkdir(parents=True, exist_ok=True)
     doc.write_text(text)

@@ -1,9 +1,9 @@
-"""The seven suites of BENCH-CONTRACT.md: their programs, peers, parameters and steps.
+"""The seven suites of docs/workloads.md: their programs, peers, parameters and steps.
 
 A *step* is one run of one program (or one hyperfine / strace call for walk). A suite
 turns (runtime, configuration) into steps, one per *job*: the whole program (loop,
 sched), one scenario (spawn: one process per scenario, so peak RSS is the scenario's
-own, as shared/peers/run.sh does), one ring rung, one server thread count (echo,
+own), one ring rung, one server thread count (echo,
 http) or one tree (walk). A round runs every job once for every runtime; within a job
 the runtime order alternates between rounds (odd rounds: saturn first, then the peers;
 even rounds: the peers in reverse order, then saturn), so no runtime always runs
@@ -32,7 +32,6 @@ class Suite:
     title: str
     saturn_bin: str
     peers: tuple  # (runtime name, binary name)
-    peer_home: str  # "peers" or "net": which build dir holds the peers
     quick: Params
     full: Params
     scenarios: tuple  # contract order
@@ -44,6 +43,14 @@ class Suite:
     plan_round: Callable | None = None  # overrides the generic per-job interleaving
     note: str = ""
 
+    @property
+    def smoke(self) -> Params:
+        """The CI check's parameters: one round of one sample, no warm-up, 1 s loads."""
+        q = self.quick
+        return replace(q, rounds=1, samples=1, warmup=0, smoke=True,
+                       warmup_big=None if q.warmup_big is None else 0,
+                       duration=1 if q.duration else 0, runs=1 if q.runs else 0)
+
     def figures_for(self, scenario: str) -> tuple:
         return self.figures.get(scenario, self.figures.get("*", ()))
 
@@ -51,10 +58,11 @@ class Suite:
         return self.gate.get(scenario, self.gate.get("*", ()))
 
     def peer_path(self, paths: Paths, binary: str) -> Path:
-        return paths.net_peer(binary) if self.peer_home == "net" else paths.peer(binary)
+        return paths.peer(binary)
 
     def available_runtimes(self, paths: Paths) -> tuple[list, list]:
-        """(runtimes that can run, notes about the ones that cannot); saturn first."""
+        """(runtimes, notes); saturn first. A peer that was not built stays in the list
+        with `missing` set: its runs are recorded as FAILED, so its cells say so."""
         saturn = paths.saturn(self.saturn_bin)
         if not is_executable(saturn):
             return [], [f"{self.name}: skipped, {saturn} does not exist yet"]
@@ -64,7 +72,9 @@ class Suite:
             if is_executable(p):
                 runtimes.append(Runtime(name, p))
             else:
-                notes.append(f"{self.name}: peer {name} missing ({p} not built)")
+                why = f"not built ({p} missing; see {paths.peers / 'build.log'})"
+                runtimes.append(Runtime(name, p, missing=why))
+                notes.append(f"{self.name}: peer {name} {why}")
         return runtimes, notes
 
 
@@ -136,7 +146,7 @@ def ring_steps(run: SuiteRun, rt: Runtime) -> list:
     """One process per rung; every rung always runs (quick mode: no warm-up on 1M, whose
     sample alone takes seconds and gigabytes)."""
     steps = []
-    for n, laps in RING_LADDER:
+    for n, laps in RING_LADDER[:2] if run.params.smoke else RING_LADDER:
         warmup = run.params.warmup_big if n >= 1000000 else None
         argv = [str(rt.path), str(n), str(laps), "--threads", str(run.threads)] + \
             _common_flags(run, warmup)
@@ -150,63 +160,36 @@ def ring_steps(run: SuiteRun, rt: Runtime) -> list:
 
 
 def net_threads(run: SuiteRun) -> list:
-    """Server thread counts: 1 and all CPUs (1 and 2 on a 2-CPU machine)."""
-    return sorted({1, run.threads})
-
-
-def _net_env(run: SuiteRun, rt: Runtime, threads: int) -> dict:
-    return {
-        "THREADS": str(threads), "DURATION": str(run.params.duration),
-        "WARMUP": str(run.params.warmup), "SAMPLES": str(run.params.samples),
-        "RUNTIME": rt.name, "QUIET_WAIT": str(int(run.quiet_wait)),
-    }
+    """Server thread counts: 1 and all CPUs (1 and 2 on a 2-CPU machine); the smoke
+    check runs only the all-CPU one."""
+    return [run.threads] if run.params.smoke else sorted({1, run.threads})
 
 
 ECHO_PROFILES = ("many-small", "few-large", "single")
 
 
+def _net_step(run: SuiteRun, rt: Runtime, threads: int, scenarios: tuple, context: dict) -> Step:
+    """netrun.py starts the server on 127.0.0.1, checks it, loads it per scenario, stops it."""
+    # per scenario: the quiet check (>= 0.5 s), connecting / route checks, warm-up, samples
+    per = 0.7 + run.params.warmup + run.params.duration * run.params.samples
+    est = 0.5 + len(scenarios) * per
+    return Step(run.name, "net", rt.name, f"threads={threads}", [str(rt.path)], threads, est,
+                timeout=0, scenarios=scenarios, context=context)
+
+
 def echo_steps(run: SuiteRun, rt: Runtime) -> list:
-    """run-echo.sh starts the server on 127.0.0.1, runs echo-load per profile, stops it."""
-    runner = str(run.paths.net_peer("run-echo.sh"))
-    # per profile: the runner's quiet check (>= 0.5 s), connecting, warm-up, samples
-    per_profile = 0.7 + run.params.warmup + run.params.duration * run.params.samples
-    steps = []
-    for t in net_threads(run):
-        est = 0.5 + len(ECHO_PROFILES) * per_profile
-        steps.append(Step(run.name, "program", rt.name, f"threads={t}", [runner, str(rt.path)],
-                          t, est, timeout=300 + 3 * (run.quiet_wait + 10 * per_profile),
-                          scenarios=ECHO_PROFILES, env=_net_env(run, rt, t)))
-    return steps
+    return [_net_step(run, rt, t, ECHO_PROFILES, {}) for t in net_threads(run)]
 
 
 HTTP_SCENARIOS = ("plaintext", "json", "delay")
-
-
-HTTP_DELAY_MS = 10  # the contract's delay/10
-
-
-def http_wrk(paths) -> Path:
-    """The wrk the http runner uses: bench/http/wrk-min-latency, which adds the fastest
-    response's latency (min_us) to every report.lua result, so the delay check can see
-    an early answer."""
-    return paths.repo / "bench" / "http" / "wrk-min-latency"
+HTTP_DELAY_MS = 10  # the workload's delay/10
 
 
 def http_steps(run: SuiteRun, rt: Runtime) -> list:
-    """run-http.sh checks the routes with curl, then runs wrk per scenario.
-
-    nginx cannot serve /delay/{ms}; run-http.sh skips that scenario for it."""
-    runner = str(run.paths.net_peer("run-http.sh"))
+    """nginx cannot serve /delay/{ms} (stock nginx has no way to wait): not asked for it."""
     scenarios = HTTP_SCENARIOS if rt.name != "nginx" else ("plaintext", "json")
-    per = 0.7 + run.params.warmup + run.params.duration * run.params.samples
-    env_extra = {"WRK": str(http_wrk(run.paths)), "DELAY_MS": str(HTTP_DELAY_MS)}
-    steps = []
-    for t in net_threads(run):
-        est = 0.6 + len(scenarios) * per
-        steps.append(Step(run.name, "program", rt.name, f"threads={t}", [runner, str(rt.path)],
-                          t, est, timeout=300 + 3 * (run.quiet_wait + 10 * per),
-                          scenarios=scenarios, env={**_net_env(run, rt, t), **env_extra}))
-    return steps
+    return [_net_step(run, rt, t, scenarios, {"delay_ms": HTTP_DELAY_MS})
+            for t in net_threads(run)]
 
 
 # ----------------------------------------------------------------- interleaving
@@ -245,7 +228,7 @@ def _make_suites() -> dict:
     pct = ("ops_per_sec", "p50_us", "p99_us")
     suites = [
         Suite("loop", "loop — event-loop floor (against raw liburing)", "saturn-bench-loop",
-              (("liburing", "loop-liburing"),), "peers",
+              (("liburing", "loop-liburing"),),
               quick=Params(rounds=5, samples=1, warmup=1), full=Params(rounds=10, samples=3, warmup=1),
               scenarios=LOOP_SCENARIOS, make_steps=loop_steps,
               figures={"nop_batched_128": ("ops_per_sec", "ns_per_op"),
@@ -271,7 +254,7 @@ def _make_suites() -> dict:
                    "directly), effect_io (a chain with one nop leaf) with effect_io_callback "
                    "(the same through tier A); see \"Within saturn\" below the table."),
         Suite("spawn", "spawn — lightweight task cost", "saturn-bench-spawn",
-              (("tokio", "spawn-tokio"), ("go", "spawn-go"), ("tbb", "spawn-tbb")), "peers",
+              (("tokio", "spawn-tokio"), ("go", "spawn-go"), ("tbb", "spawn-tbb")),
               quick=Params(rounds=5, samples=1, warmup=1), full=Params(rounds=10, samples=3, warmup=1),
               scenarios=SPAWN_SCENARIOS, make_steps=spawn_steps,
               figures={"spawn_join_1m": ("ns_per_task", "peak_rss_kib"),
@@ -281,13 +264,13 @@ def _make_suites() -> dict:
               note="Each scenario runs in its own process (clean peak RSS). TBB implements "
                    "spawn_join_1m only."),
         Suite("sched", "sched — thread-pool scenario matrix", "saturn-bench-sched",
-              (("tokio", "sched-tokio"), ("go", "sched-go"), ("tbb", "sched-tbb")), "peers",
+              (("tokio", "sched-tokio"), ("go", "sched-go"), ("tbb", "sched-tbb")),
               quick=Params(rounds=5, samples=1, warmup=1), full=Params(rounds=10, samples=3, warmup=1),
               scenarios=SCHED_SCENARIOS, make_steps=sched_steps,
               figures={"*": pct}, gate={"*": ("ops_per_sec",)},
               note="Latencies are completion − submit over every task of the median sample."),
         Suite("ring", "ring — process ring (Erlang style)", "saturn-bench-ring",
-              (("erlang", "ring-erlang"), ("go", "ring-go")), "peers",
+              (("erlang", "ring-erlang"), ("go", "ring-go")),
               quick=Params(rounds=3, samples=1, warmup=1, warmup_big=0),
               full=Params(rounds=5, samples=3, warmup=1),
               scenarios=tuple(f"ring_{n}_{l}" for n, l in RING_LADDER), make_steps=ring_steps,
@@ -295,7 +278,7 @@ def _make_suites() -> dict:
               gate={"*": ("hops_per_sec", "spawn_ns_per_proc")},
               note="Every rung of the ladder runs in its own process."),
         Suite("walk", "walk — parallel directory walk", "saturn-walk",
-              (("rayon", "walk-rayon"), ("go", "walk-go")), "peers",
+              (("rayon", "walk-rayon"), ("go", "walk-go")),
               quick=Params(rounds=3, runs=5), full=Params(rounds=5, runs=10),
               scenarios=walk.ROOT_NAMES, make_steps=_walk_steps, plan_round=walk.plan_round,
               figures={"*": ("wall_s",)}, gate={"*": ("wall_s",)},
@@ -304,31 +287,32 @@ def _make_suites() -> dict:
                    "(for /usr: against `find` and each other) before it is timed."),
         Suite("echo", "echo — TCP echo", "saturn-echo",
               (("asio", "echo-asio"), ("libuv", "echo-libuv"), ("tokio", "echo-tokio"),
-               ("go", "echo-go")), "net",
+               ("go", "echo-go")),
               quick=Params(rounds=2, samples=1, warmup=1, duration=1),
               full=Params(rounds=5, samples=1, warmup=1, duration=5),
               scenarios=ECHO_PROFILES, make_steps=echo_steps,
               figures={"*": ("msgs_per_sec", "p50_us", "p99_us", "p999_us",
                              "server_cpu_us_per_msg")},
               gate={"*": ("msgs_per_sec", "server_cpu_us_per_msg")},
-              note="Server and echo-load share the machine's CPUs on loopback "
-                   "(shared/peers/net/run-echo.sh). With 1 server thread the server is pinned "
-                   "to one CPU and the load generator to the other. `server CPU µs/msg` is the "
-                   "most direct efficiency figure."),
+              note="Server and echo-load (bench/peers/load, checks every byte) share the "
+                   "machine's CPUs on loopback (scripts/bench_lib/netrun.py). With 1 server "
+                   "thread the server is pinned to one CPU and the load generator to the other. "
+                   "`server CPU µs/msg` is the most direct efficiency figure."),
         Suite("http", "http — HTTP/1.1 server", "saturn-http",
               (("asio", "http-asio"), ("go", "http-go"), ("hyper", "http-hyper"),
-               ("node", "http-node"), ("nginx", "http-nginx")), "net",
+               ("node", "http-node"), ("nginx", "http-nginx")),
               quick=Params(rounds=2, samples=1, warmup=1, duration=1),
               full=Params(rounds=5, samples=1, warmup=1, duration=5),
               scenarios=HTTP_SCENARIOS, make_steps=http_steps,
               figures={"*": ("rps", "p50_us", "p99_us", "server_cpu_us_per_req"),
                        "delay": ("rps", "p50_us", "p99_us", "min_us", "server_cpu_us_per_req")},
               gate={"*": ("rps", "server_cpu_us_per_req")},
-              note="wrk on loopback (shared/peers/net/run-http.sh); a result counts only with 0 "
-                   "socket errors and 0 non-2xx. nginx cannot serve /delay. Plaintext latency "
-                   "percentiles are per pipelined batch (wrk), indicative only. wrk runs through "
-                   "bench/http/wrk-min-latency, which adds the fastest response's latency "
-                   "(`fastest µs`); a delay/10 run whose fastest response took less than 10 ms "
+              note="wrk on loopback (scripts/bench_lib/netrun.py, scripts in bench/peers/wrk); "
+                   "every route is checked once before the load (status, headers, body, 404, "
+                   "/delay/10 not early) and a result counts only with 0 socket errors and 0 "
+                   "non-2xx. nginx cannot serve /delay. Plaintext latency percentiles are per "
+                   "pipelined batch (wrk), indicative only. `fastest µs` is wrk's fastest "
+                   "response; a delay/10 run whose fastest response took less than 10 ms "
                    "answered early and counts as FAILED, whichever server it was."),
     ]
     return {s.name: s for s in suites}

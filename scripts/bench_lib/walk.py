@@ -1,7 +1,7 @@
 """The walk suite: trees, count verification, hyperfine timing and strace counts.
 
 Protocol:
-  1. (round 1, once) For every shape, the peers' gen-tree builds
+  1. (round 1, once) For every shape, saturn's gen-tree (apps/gen-tree) builds
      <repo>/build/walk-trees/<shape> unless a tree with the right expected counts is
      already there (`gen-tree --shape S --expect` against the saved <shape>.expected),
      and `find` must agree with gen-tree's counts.
@@ -41,20 +41,20 @@ def root_path(run: SuiteRun, name: str) -> Path:
 def plan_round(run: SuiteRun, rnd: int) -> list:
     steps = []
     if rnd == 1:
-        gen = str(run.paths.peer("gen-tree"))
+        gen = str(run.paths.saturn("gen-tree"))
         for shape in SHAPES:
             steps.append(Step("walk", "walk-prepare", "", shape, [gen, "--shape", shape],
                               run.threads, est_s=2.0, timeout=900, context={"shape": shape}))
     order = [rt.name for rt in runtime_order(run.runtimes, rnd)]
     n = len(run.runtimes)
-    for name in ROOT_NAMES:
+    for name in SHAPES if run.params.smoke else ROOT_NAMES:  # smoke: no /usr, no strace
         per_run = 0.3 if name == "usr" else 0.1  # seconds per walk, hot cache
         est = (2.0 if name == "usr" else 0.0) + \
             n * (0.3 + per_run * (HYPERFINE_WARMUP + run.params.runs + 1))
         steps.append(Step("walk", "walk-time", "", name, [], run.threads, est_s=est,
                           timeout=600 + 60 * est, round=rnd,
                           context={"order": order, "root": str(root_path(run, name))}))
-    if rnd == run.params.rounds:
+    if rnd == run.params.rounds and not run.params.smoke:
         steps.append(Step("walk", "walk-strace", "", "strace-deep", [], run.threads,
                           est_s=3.0 * n, timeout=600, round=rnd,
                           context={"root": str(root_path(run, "deep"))}))
@@ -144,6 +144,9 @@ def verify_walkers(run: SuiteRun, step: Step, want: tuple, log_path: Path) -> tu
     ok, failures = [], []
     paths = {rt.name: rt.path for rt in run.runtimes}
     for name in step.context["order"]:
+        if run.runtime(name).missing:
+            failures.append(_failed(step.job, name, run, step.round, run.runtime(name).missing))
+            continue
         res = run_process([str(paths[name]), step.context["root"]], timeout=300,
                           log_path=log_path, header=f"walk: verify {name} on {step.job}")
         got = parse_counts(res.stdout)
@@ -219,6 +222,9 @@ def strace_counts(run: SuiteRun, step: Step, log_path: Path, scratch: Path) -> l
                 for rt in run.runtimes]
     records = []
     for rt in run.runtimes:
+        if rt.missing:
+            records.append(_failed("deep", rt.name, run, step.round, rt.missing))
+            continue
         out = scratch / f"strace-{rt.name}.txt"
         out.parent.mkdir(parents=True, exist_ok=True)
         argv = ["strace", "-f", "-c", "-o", str(out), "-e", "trace=" + ",".join(STRACE_CALLS),

@@ -1,6 +1,15 @@
 // A connection's receive buffer: bytes [start, end) of `cap` are unparsed input; the
 // current request always begins at start (the parser keeps offsets from there). It grows
 // by doubling up to a bound (the parser's limits fail a request before the bound is hit).
+//
+// Memory of idle connections: the buffer is taken only when bytes arrive and given back
+// (release()) while the connection waits empty for its next request on a multishot
+// receive, which needs no buffer of the connection's own. A connection then holds no
+// receive buffer while it is idle, so thousands of idle keep-alive connections cost a few
+// KiB each, not the buffer size. Given-back buffers of the initial size go to a small
+// per-thread cache (a stack of at most k_cache_max), so a busy keep-alive connection
+// that releases and retakes one per request pays two pointer moves, not malloc + free,
+// and the cache holds only what the thread's concurrently active connections need.
 #pragma once
 
 #include <algorithm>
@@ -11,9 +20,59 @@
 
 namespace saturn::http::detail {
 
+/// A per-thread stack of receive buffers of one size (the first size asked for on the
+/// thread; other sizes are not cached). Owner thread only.
+class conn_buffer_cache {
+ public:
+  static constexpr std::size_t k_cache_max = 64;
+
+  ~conn_buffer_cache() {
+    for (std::size_t i = 0; i < m_count; ++i)
+      delete[] m_free[i];
+  }
+  /// The calling thread's cache.
+  static conn_buffer_cache& local() noexcept {
+    thread_local conn_buffer_cache c;
+    return c;
+  }
+  /// A buffer of `size` bytes (from the cache when it holds that size).
+  std::unique_ptr<char[]> take(std::size_t size) {
+    if (size == m_size && m_count > 0)
+      return std::unique_ptr<char[]>(m_free[--m_count]);
+    return std::unique_ptr<char[]>(new char[size]);
+  }
+  /// Gives back a buffer of `size` bytes (kept if the cache has room for that size).
+  void give(std::unique_ptr<char[]> buf, std::size_t size) noexcept {
+    if (m_size == 0)
+      m_size = size;
+    if (size == m_size && m_count < k_cache_max)
+      m_free[m_count++] = buf.release();
+  }
+
+ private:
+  char* m_free[k_cache_max] = {};
+  std::size_t m_count = 0;
+  std::size_t m_size = 0;  // the one size cached (0: none yet)
+};
+
 class conn_buffer {
  public:
-  conn_buffer(std::size_t initial, std::size_t max) : m_cap(initial), m_max(max), m_buf(new char[initial]) {}
+  /// No memory is taken yet: the first reserve() or append() takes `initial` bytes.
+  conn_buffer(std::size_t initial, std::size_t max) : m_cap(0), m_initial(initial), m_max(max) {}
+  ~conn_buffer() = default;  // frees its memory (not into the cache: that is for a live connection)
+  conn_buffer(const conn_buffer&) = delete;
+  conn_buffer& operator=(const conn_buffer&) = delete;
+
+  /// Gives the memory back while the buffer is empty (a no-op otherwise); the next
+  /// reserve() takes a buffer of the initial size again.
+  void release() noexcept {
+    if (!m_buf || m_start != m_end)
+      return;
+    conn_buffer_cache::local().give(std::move(m_buf), m_cap);
+    m_start = m_end = m_cap = 0;
+  }
+  /// True while the buffer holds memory (for tests).
+  bool holds_memory() const noexcept { return m_buf != nullptr; }
 
   char* data() noexcept { return m_buf.get() + m_start; }
   std::size_t size() const noexcept { return m_end - m_start; }
@@ -28,6 +87,11 @@ class conn_buffer {
   bool reserve(std::size_t n) {
     if (m_cap - m_end >= n)
       return true;
+    if (!m_buf && n <= m_initial) {
+      m_buf = conn_buffer_cache::local().take(m_initial);
+      m_cap = m_initial;
+      return true;
+    }
     if (m_start > 0) {
       std::memmove(m_buf.get(), m_buf.get() + m_start, m_end - m_start);
       m_end -= m_start;
@@ -38,9 +102,10 @@ class conn_buffer {
     std::size_t need = m_end + n;
     if (need > m_max + n)
       return false;
-    std::size_t ncap = std::max(m_cap * 2, need);
+    std::size_t ncap = std::max({m_cap * 2, m_initial, need});
     std::unique_ptr<char[]> nbuf(new char[ncap]);
-    std::memcpy(nbuf.get(), m_buf.get(), m_end);
+    if (m_end > 0)
+      std::memcpy(nbuf.get(), m_buf.get(), m_end);
     m_buf = std::move(nbuf);
     m_cap = ncap;
     return true;
@@ -61,7 +126,8 @@ class conn_buffer {
     if (need > m_max + n)
       return false;
     std::unique_ptr<char[]> nbuf(new char[need]);
-    std::memcpy(nbuf.get(), m_buf.get(), m_end);
+    if (m_end > 0)
+      std::memcpy(nbuf.get(), m_buf.get(), m_end);
     m_buf = std::move(nbuf);
     m_cap = need;
     return true;
@@ -86,7 +152,7 @@ class conn_buffer {
   }
 
  private:
-  std::size_t m_start = 0, m_end = 0, m_cap, m_max;
+  std::size_t m_start = 0, m_end = 0, m_cap, m_initial, m_max;
   std::unique_ptr<char[]> m_buf;
 };
 

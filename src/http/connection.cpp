@@ -509,6 +509,8 @@ task<void> server::serve_connection(net::tcp_stream s) {
     if (stopping())
       break;
     bool was_empty = in.empty();
+    if (was_empty && multishot)
+      in.release();  // an idle connection holds no receive buffer (conn_buffer.hpp)
     auto more = read_into(s, in, multishot, false);
     bool got = co_await std::move(more);
     if (!got)

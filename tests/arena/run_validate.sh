@@ -4,6 +4,12 @@
 # runs CLIENT (default validate.py, from this folder) with --host --port --data and ARGS
 # (and the server's PID in ARENA_SERVER_PID),
 # then stops the server with SIGTERM and requires exit status 0 within 5 s.
+# ARENA_NOFILE=N raises the descriptor limit (soft and hard) of server and client to N
+# first, which needs root when N is above the hard limit (else the client decides: it
+# skips what it cannot do within the limit).
+# ARENA_NO_THP=1 starts the server with transparent huge pages off for it
+# (prctl PR_SET_THP_DISABLE, inherited across exec): where THP is "always", RSS moves in
+# 2 MiB steps as heaps grow, which says nothing about memory per connection or upload.
 # Exits with the client's status (or 1 if the server failed to start, died, or did not stop).
 set -uo pipefail
 bin=${1:?usage: run_validate.sh BIN [PYTHON [CLIENT [ARGS...]]]}
@@ -14,6 +20,9 @@ export PYTHONDONTWRITEBYTECODE=1  # keep __pycache__ out of the source tree
 here=$(cd "$(dirname "$0")" && pwd)
 [ -x "$bin" ] || { echo "run_validate: $bin is not an executable (build saturn-arena first)" >&2; exit 1; }
 command -v curl >/dev/null || { echo "run_validate: curl is required" >&2; exit 1; }
+if [ -n "${ARENA_NOFILE:-}" ] && [ "$(ulimit -n)" -lt "$ARENA_NOFILE" ]; then
+  ulimit -n "$ARENA_NOFILE" 2>/dev/null || echo "run_validate: cannot raise the descriptor limit to $ARENA_NOFILE (not root?)" >&2
+fi
 
 tmp=$(mktemp -d)
 pid=
@@ -26,7 +35,14 @@ trap cleanup EXIT
 "$py" "$here/gen_data.py" "$tmp/data" || { echo "run_validate: gen_data.py failed" >&2; exit 1; }
 port=$("$py" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 
-"$bin" --bind 127.0.0.1 --port "$port" --data "$tmp/data" --threads 2 >"$tmp/server.out" 2>&1 &
+launch=()
+if [ "${ARENA_NO_THP:-0}" = 1 ]; then
+  launch=("$py" -c 'import ctypes, os, sys
+if ctypes.CDLL(None, use_errno=True).prctl(41, 1, 0, 0, 0) != 0:  # PR_SET_THP_DISABLE
+    sys.exit("run_validate: prctl(PR_SET_THP_DISABLE) failed")
+os.execv(sys.argv[1], sys.argv[1:])')
+fi
+"${launch[@]}" "$bin" --bind 127.0.0.1 --port "$port" --data "$tmp/data" --threads 2 >"$tmp/server.out" 2>&1 &
 pid=$!
 ready=0
 for _ in $(seq 1 100); do

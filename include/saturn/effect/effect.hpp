@@ -5,7 +5,7 @@
 /// ```
 /// namespace fx = saturn::effect;
 /// auto e = fx::nop() | fx::then([] { return 1; }) | fx::with_timeout(100ms) | fx::retry({.max_attempts = 3});
-/// fx::start(std::move(e), loop, [](fx::outcome<int> o) { ... });   // tier A
+/// fx::start(std::move(e), loop, [](fx::outcome<int> o) { /* ... */ });   // tier A
 /// saturn::result<int> r = co_await std::move(e);                    // tier B
 /// ```
 #pragma once

@@ -6,9 +6,10 @@
 /// ```
 /// alignas(8) std::byte buf[32 * 1024];
 /// fs::dir_reader r(fd, buf);
-/// while (auto batch = r.next()) {            // fs_result<dirent_batch>; empty at the end
-///   if (!*batch) ... error ...
-///   for (fs::dir_entry e : **batch) ...      // "." and ".." are skipped
+/// for (;;) {
+///   long n = r.read_raw();                   // bytes of the next batch, or -errno
+///   if (n <= 0) break;                       // 0: the end of the directory
+///   for (fs::dir_entry e : r.batch(n)) use(e.name);   // "." and ".." are skipped
 /// }
 /// ```
 ///

@@ -11,8 +11,8 @@
 ///   bytes_of_names.fetch_add(e.name.size(), std::memory_order_relaxed);
 ///   return fs::walk_action::proceed;
 /// });
-/// if (!r) ... r.err().message() ...                  // ROOT not found, or cancelled
-/// r->files, r->dirs, r->errors
+/// if (!r) { log(r.err().message()); co_return; }     // ROOT not found, or cancelled
+/// std::uint64_t seen = r->files + r->dirs;              // r->errors: entries not read
 /// ```
 ///
 /// How it runs: the walk is split into *jobs*, each a runnable on the scheduler of the

@@ -4,7 +4,7 @@
 ///
 /// ```
 /// auto sigs = saturn::os::shutdown_signals::install();   // before serving: from here on
-/// if (!sigs) ... sigs.err().message() ...                 // the two signals no longer kill
+/// if (!sigs) { log(sigs.err().message()); co_return; }    // the two signals no longer kill
 /// auto r = co_await saturn::when_any(accept_loop(listener), sigs->wait());
 /// // r.index() == 1: SIGINT or SIGTERM arrived, and accept_loop was cancelled
 /// ```

@@ -4,7 +4,7 @@
 ///
 /// ```
 /// saturn::register_name("logger", logger_pid);
-/// if (auto p = saturn::whereis<log_msg>("logger")) saturn::send(*p, log_msg{...});
+/// if (auto p = saturn::whereis<log_msg>("logger")) saturn::send(*p, log_msg{"started"});
 /// ```
 #pragma once
 

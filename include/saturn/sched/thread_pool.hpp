@@ -11,7 +11,7 @@
 /// ```
 /// saturn::thread_pool pool;                       // io mode, one worker per CPU
 /// int v = pool.block_on(compute());               // from a non-worker thread
-/// pool.post([] { ... });                          // fire-and-forget callable
+/// pool.post([] { /* ... */ });                    // fire-and-forget callable
 /// auto h = pool.spawn(some_task());               // join_handle<T>
 /// auto g = pool.spawn_on(1, per_core_task());       // starts on worker 1, not stolen
 /// ```

@@ -18,7 +18,7 @@
 /// ```
 /// saturn::channel<int> ch(16);
 /// // producer:                              // consumer:
-/// co_await ch.send(42);                     while (auto v = co_await ch.receive()) use(*v);
+/// auto sent = co_await ch.send(42);         while (auto v = co_await ch.receive()) use(*v);
 /// ch.close();                               // ends with broken_pipe once drained
 /// ```
 #pragma once

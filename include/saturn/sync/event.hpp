@@ -4,8 +4,8 @@
 ///
 /// ```
 /// saturn::event ready;
-/// // task A:                                      // task B, or a plain thread:
-/// if (auto r = co_await ready.wait(); !r) ...;    ready.set();
+/// if (auto r = co_await ready.wait(); !r) co_return;   // task A (!r: cancelled)
+/// ready.set();                                         // task B, or a plain thread
 /// ```
 #pragma once
 

@@ -7,7 +7,7 @@
 /// saturn::mutex m;
 /// auto g = co_await m.lock();   // result<mutex::guard>
 /// if (!g) co_return;            // cancelled while waiting
-/// ...                           // critical section; may co_await
+/// /* ... */                     // critical section; may co_await
 /// ```                           // g's destructor unlocks
 #pragma once
 

@@ -6,7 +6,7 @@
 ///
 /// ```
 /// auto [tx, rx] = saturn::oneshot<int>::make();
-/// saturn::spawn(produce(std::move(tx)));   // calls tx.send(42)
+/// saturn::spawn(produce(std::move(tx))).detach();   // calls tx.send(42)
 /// saturn::result<int> v = co_await rx.receive();
 /// ```
 #pragma once

@@ -6,7 +6,7 @@
 /// ```
 /// saturn::semaphore slots(4);             // at most 4 tasks inside at once
 /// if (auto r = co_await slots.acquire(); !r) co_return;
-/// ...;
+/// /* ... */
 /// slots.release();
 /// ```
 #pragma once

@@ -5,8 +5,8 @@
 ///
 /// ```
 /// saturn::wait_group wg;
-/// for (auto& job : jobs) { wg.add(1); saturn::spawn(run(job, wg)); }  // run calls wg.done()
-/// co_await wg.wait();
+/// for (auto& job : jobs) { wg.add(1); saturn::spawn(run(job, wg)).detach(); }  // run calls wg.done()
+/// auto all_done = co_await wg.wait();   // or cancelled
 /// ```
 #pragma once
 

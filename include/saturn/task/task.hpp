@@ -5,7 +5,7 @@
 ///
 /// ```
 /// saturn::task<int> answer() { co_return 42; }
-/// saturn::task<> twice() { int a = co_await answer(); int b = co_await answer(); ... }
+/// saturn::task<> twice() { int a = co_await answer(); int b = co_await answer(); /* ... */ }
 /// ```
 #pragma once
 

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Builds the Go peers of `make bench` (bench/peers/README.md) into OUTDIR/bin.
+#
+#   bench/peers/build-go.sh OUTDIR [suite...]
+#       suites: spawn sched ring walk echo http (default: all of them)
+#
+# One module (bench/peers/go.mod, `saturnpeers`), standard library only, Debian's Go
+# (golang-go). Offline: GOPROXY=off, GOFLAGS=-mod=mod, CGO_ENABLED=0; the build and
+# module caches are OUTDIR/build/go-cache and OUTDIR/build/gopath, so nothing is
+# written outside OUTDIR. `go build -trimpath`, default optimisation: how Go programs
+# ship. A second run rebuilds nothing that did not change. Prints "built PATH" lines.
+set -euo pipefail
+
+usage() { echo "usage: $0 OUTDIR [spawn|sched|ring|walk|echo|http ...]" >&2; exit 2; }
+[ $# -ge 1 ] || usage
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+mkdir -p "$1"
+out=$(cd "$1" && pwd)
+shift
+suites=()
+for a in "$@"; do
+    case "$a" in
+        spawn | sched | ring | walk | echo | http) suites+=("$a") ;;
+        --quick) ;; # Go has one build; accepted so the dispatcher can pass it on
+        *) echo "build-go.sh: unknown suite: $a" >&2; usage ;;
+    esac
+done
+[ ${#suites[@]} -gt 0 ] || suites=(spawn sched ring walk echo http)
+log() { echo "[build-go.sh] $*" >&2; }
+started=$(date +%s)
+
+go=$(command -v go || true)
+[ -n "$go" ] || { [ -x /usr/lib/go/bin/go ] && go=/usr/lib/go/bin/go; }
+if [ -z "$go" ]; then
+    echo "build-go.sh: missing Debian package: golang-go" >&2
+    echo "  install it with: apt-get install --no-install-recommends golang-go" >&2
+    echo "  (or scripts/deps bench, which installs everything make bench needs)" >&2
+    exit 1
+fi
+
+mkdir -p "$out/bin" "$out/build/go-cache" "$out/build/gopath"
+export GOCACHE="$out/build/go-cache" GOPATH="$out/build/gopath" GOMODCACHE="$out/build/gopath/pkg/mod" \
+    GOPROXY=off GOSUMDB=off GOFLAGS=-mod=mod CGO_ENABLED=0 GOTOOLCHAIN=local GOWORK=off
+for s in "${suites[@]}"; do
+    log "go build ./$s/go"
+    (cd "$here" && "$go" build -trimpath -o "$out/bin/$s-go" "./$s/go")
+    echo "built $out/bin/$s-go"
+done
+log "done in $(($(date +%s) - started)) s"

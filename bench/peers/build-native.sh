@@ -1,0 +1,170 @@
+#!/usr/bin/env bash
+# build-native.sh OUTDIR [--quick] [suite...]
+#
+# Builds the native peer programs of bench/peers (C, C++, Erlang, and the Node and
+# nginx wrappers) for the given suites (default: all of them) into
+#   OUTDIR/bin/          loop-liburing spawn-tbb sched-tbb ring-erlang echo-asio
+#                        echo-libuv http-asio http-node http-nginx
+#   OUTDIR/share/peers/  ring-erlang/ring_bench.beam, http-node/server.js
+#   OUTDIR/build/native/ compiler flags of each program (to notice a change)
+# and prints one "built PATH" line per program it (re)built.
+#
+# Suites: loop spawn sched ring echo http; walk is accepted and has no native peer.
+# Release flags: g++/gcc -O2 -DNDEBUG (C++20, C++17 for the Asio programs: Debian 12's
+# Boost 1.74 Asio does not compile as C++20 with GCC 12), no -march=native. --quick
+# (the CI smoke build) uses -O1 instead: the programs are the same, only slower.
+# JOBS=N compiles N programs at a time (default 2). CXX / CC override the compilers.
+#
+# Installs nothing: a missing Debian package is named in the error (scripts/deps
+# bench installs them). Writes only under OUTDIR. Idempotent: a program is rebuilt
+# only when its output is missing, older than its sources or this script, or was
+# built with other flags.
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+usage() { echo "usage: $0 OUTDIR [--quick] [loop|spawn|sched|ring|walk|echo|http ...]" >&2; exit 2; }
+log() { echo "build-native.sh: $*" >&2; }
+[ $# -ge 1 ] || usage
+case "$1" in -*) usage ;; esac
+mkdir -p "$1"
+out=$(cd "$1" && pwd)
+shift
+quick=0
+suites=()
+for a in "$@"; do
+    case "$a" in
+        --quick) quick=1 ;;
+        loop | spawn | sched | ring | walk | echo | http) suites+=("$a") ;;
+        *) log "unknown suite or flag: $a"; usage ;;
+    esac
+done
+[ ${#suites[@]} -gt 0 ] || suites=(loop spawn sched ring echo http)
+want() { local s; for s in "${suites[@]}"; do [ "$s" = "$1" ] && return 0; done; return 1; }
+started=$(date +%s)
+
+# ------------------------------------------------------------------ what is needed
+# Debian packages of the chosen suites; a tool is looked up on PATH (it may come from
+# elsewhere), a library by its -dev package.
+need_pkgs=()
+need_tool() { command -v "$1" > /dev/null 2>&1 || need_pkgs+=("$2"); }
+need_lib() {
+    [ "$(dpkg-query -W -f='${db:Status-Status}' "$1" 2> /dev/null || true)" = installed ] || need_pkgs+=("$1")
+}
+CXX=${CXX:-g++}
+CC=${CC:-gcc}
+if want loop || want spawn || want sched || want echo || want http; then need_tool "$CXX" g++; fi
+want loop && need_lib liburing-dev
+{ want spawn || want sched; } && need_lib libtbb-dev
+want ring && { need_tool erlc erlang-base; need_tool erl erlang-base; }
+want echo && { need_lib libboost-dev; need_lib libuv1-dev; need_tool "$CC" gcc; }
+want http && { need_lib libboost-dev; need_tool node nodejs; need_tool nginx nginx; }
+if [ ${#need_pkgs[@]} -gt 0 ]; then
+    missing=$(printf '%s\n' "${need_pkgs[@]}" | sort -u | tr '\n' ' ')
+    log "missing Debian package(s): ${missing% } (apt-get install ${missing% }; scripts/deps bench installs them)"
+    exit 1
+fi
+# nginx lives in /usr/sbin, which a non-root PATH may lack.
+PATH=$PATH:/usr/sbin
+
+bin=$out/bin
+share=$out/share/peers
+stamps=$out/build/native
+mkdir -p "$bin" "$share" "$stamps"
+
+opt=-O2
+[ $quick = 1 ] && opt=-O1
+common=(-DNDEBUG -pthread -Wall -Wextra -I"$here/common/cxx")
+header=$here/common/cxx/peer_bench.hpp
+
+# stale NAME FLAGS DEPS...: true when bin/NAME must be (re)built.
+stale() {
+    local name=$1 flags=$2 dep
+    shift 2
+    [ -e "$bin/$name" ] || return 0
+    [ "$(cat "$stamps/$name.flags" 2> /dev/null)" = "$flags" ] || return 0
+    for dep in "$@" "$here/build-native.sh"; do [ "$dep" -nt "$bin/$name" ] && return 0; done
+    return 1
+}
+
+# Compiles run as background jobs, at most JOBS at a time; failures are counted.
+jobs_max=${JOBS:-2}
+failed=0
+running=0
+reap_one() {
+    if wait -n; then :; else failed=$((failed + 1)); fi
+    running=$((running - 1))
+}
+# compile NAME DRIVER SOURCE FLAGS... -- LIBS...
+compile() {
+    local name=$1 driver=$2 src=$3 flags=() libs=() seen=0
+    shift 3
+    for a in "$@"; do
+        if [ "$a" = -- ]; then seen=1; elif [ $seen = 0 ]; then flags+=("$a"); else libs+=("$a"); fi
+    done
+    local key="$driver ${flags[*]} ${libs[*]}"
+    stale "$name" "$key" "$src" "$header" || return 0
+    [ "$running" -lt "$jobs_max" ] || reap_one
+    running=$((running + 1))
+    (
+        log "$name: $driver ${flags[*]} $(basename "$src")"
+        if "$driver" "${flags[@]}" "$src" -o "$bin/$name.tmp" "${libs[@]}"; then
+            mv "$bin/$name.tmp" "$bin/$name"
+            echo "$key" > "$stamps/$name.flags"
+            echo "built $bin/$name"
+        else
+            rm -f "$bin/$name.tmp"
+            log "$name: compile failed"
+            exit 1
+        fi
+    ) &
+}
+
+want loop && compile loop-liburing "$CXX" "$here/loop/liburing/loop_liburing.cpp" \
+    -std=c++20 "$opt" "${common[@]}" -- -luring
+want spawn && compile spawn-tbb "$CXX" "$here/spawn/tbb/spawn_tbb.cpp" \
+    -std=c++20 "$opt" "${common[@]}" -- -ltbb
+want sched && compile sched-tbb "$CXX" "$here/sched/tbb/sched_tbb.cpp" \
+    -std=c++20 "$opt" "${common[@]}" -- -ltbb
+want echo && compile echo-asio "$CXX" "$here/echo/asio/echo_asio.cpp" \
+    -std=c++17 "$opt" "${common[@]}" --
+want echo && compile echo-libuv "$CC" "$here/echo/libuv/echo_libuv.c" \
+    -std=c11 "$opt" -DNDEBUG -pthread -Wall -Wextra -- -luv
+want http && compile http-asio "$CXX" "$here/http/asio/http_asio.cpp" \
+    -std=c++17 "$opt" "${common[@]}" --
+while [ "$running" -gt 0 ]; do reap_one; done
+
+# install_file MODE SRC DST: copies only when different (keeps the timestamp stable).
+install_file() {
+    if ! cmp -s "$2" "$3" 2> /dev/null; then
+        mkdir -p "$(dirname "$3")"
+        install -m "$1" "$2" "$3"
+        echo "built $3"
+    fi
+}
+
+if want ring; then
+    beam=$share/ring-erlang/ring_bench.beam
+    src=$here/ring/erlang/ring_bench.erl
+    if [ ! -e "$beam" ] || [ "$src" -nt "$beam" ]; then
+        mkdir -p "$share/ring-erlang"
+        log "ring-erlang: erlc $(basename "$src")"
+        if erlc -o "$share/ring-erlang" "$src"; then echo "built $beam"; else failed=$((failed + 1)); fi
+    fi
+    install_file 755 "$here/ring/erlang/ring-erlang.sh" "$bin/ring-erlang"
+fi
+if want http; then
+    if node --check "$here/http/node/server.js"; then
+        install_file 644 "$here/http/node/server.js" "$share/http-node/server.js"
+        install_file 755 "$here/http/node/http-node.sh" "$bin/http-node"
+    else
+        log "http-node: server.js does not parse with $(node --version)"
+        failed=$((failed + 1))
+    fi
+    install_file 755 "$here/http/nginx/http-nginx.sh" "$bin/http-nginx"
+fi
+
+if [ "$failed" -gt 0 ]; then
+    log "$failed program(s) failed to build"
+    exit 1
+fi
+log "done in $(($(date +%s) - started)) s: $bin"

@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# bench/peers/build.sh OUTDIR [--quick] [suite...]
+#
+# Builds the peer programs of `make bench` into OUTDIR (the runner uses build/peers):
+#   OUTDIR/bin/<suite>-<runtime>   the peers (spawn-tokio, echo-asio, http-nginx, ...)
+#   OUTDIR/bin/echo-load           the echo suite's load generator (the runner's own)
+#   OUTDIR/share/peers/wrk/*.lua   the http suite's wrk scripts (the runner's own)
+#   OUTDIR/build.log               what every language's build printed
+#
+# It hands the suites asked for (default: all) to the per-language scripts next to it:
+# build-rust.sh, build-go.sh, build-native.sh. Each names a missing Debian package in
+# its error (`scripts/deps bench` installs every package the peers need). A
+# language whose build fails does not stop the others: its peers are simply missing
+# and the runner reports them as FAILED. --quick asks for the faster, less optimised
+# build the CI smoke check uses (Rust: the `quick` profile; native: fewer passes).
+# Only OUTDIR is written; a second run rebuilds only what changed.
+#
+# Exit status: 0 when every language built, 1 when one failed, 2 on bad usage.
+set -uo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ALL_SUITES=(loop spawn sched ring walk echo http)
+usage() { echo "usage: $0 OUTDIR [--quick] [${ALL_SUITES[*]} ...]" >&2; exit 2; }
+[ $# -ge 1 ] || usage
+case "$1" in -*) usage ;; esac
+mkdir -p "$1" || exit 2
+out=$(cd "$1" && pwd)
+shift
+quick=()
+suites=()
+for a in "$@"; do
+    case "$a" in
+        --quick) quick=(--quick) ;;
+        loop|spawn|sched|ring|walk|echo|http) suites+=("$a") ;;
+        *) echo "build.sh: unknown suite or option: $a" >&2; usage ;;
+    esac
+done
+[ ${#suites[@]} -gt 0 ] || suites=("${ALL_SUITES[@]}")
+
+log() { echo "[peers] $*" >&2; }
+want() { local s; for s in "${suites[@]}"; do [ "$s" = "$1" ] && return 0; done; return 1; }
+# The suites of $@ that were asked for, space-separated.
+pick() { local s r=(); for s in "$@"; do want "$s" && r+=("$s"); done; echo "${r[*]:-}"; }
+
+mkdir -p "$out/bin" "$out/share/peers/wrk" "$out/build"
+build_log=$out/build.log
+started=$(date +%s)
+failed=()
+
+# step NAME SCRIPT ARGS...: one language's build, its output appended to build.log.
+step() {
+    local name=$1 script=$2 t0 rc
+    shift 2
+    if [ ! -x "$here/$script" ]; then
+        log "$name: skipped, bench/peers/$script does not exist (yet): its peers stay missing"
+        failed+=("$name (no $script)")
+        return
+    fi
+    t0=$(date +%s)
+    log "$name: $script $* ..."
+    { echo "===== $(date -Is) $script $*"; } >> "$build_log"
+    "$here/$script" "$out" "$@" >> "$build_log" 2>&1
+    rc=$?
+    if [ $rc -eq 0 ]; then
+        log "$name: done in $(( $(date +%s) - t0 )) s"
+    else
+        log "$name: FAILED (exit $rc) after $(( $(date +%s) - t0 )) s; last lines of $build_log:"
+        tail -n 12 "$build_log" | sed 's/^/    /' >&2
+        failed+=("$name")
+    fi
+}
+
+# The runner's own tools (load generator, wrk scripts): not a peer, built here.
+tools() {
+    local t0
+    t0=$(date +%s)
+    if want echo; then
+        local src=$here/load/echo_load.cpp dst=$out/bin/echo-load
+        if [ ! -x "$dst" ] || [ "$src" -nt "$dst" ] || [ "$here/build.sh" -nt "$dst" ]; then
+            log "tools: echo-load (g++ -O2)"
+            if g++ -std=c++20 -O2 -DNDEBUG -pthread -Wall -Wextra -o "$dst.tmp" "$src" >> "$build_log" 2>&1; then
+                mv "$dst.tmp" "$dst"
+            else
+                rm -f "$dst.tmp"
+                log "tools: echo-load FAILED (see $build_log; needs g++)"
+                failed+=("echo-load")
+            fi
+        fi
+    fi
+    if want http; then
+        local f
+        for f in "$here"/wrk/*.lua; do
+            cmp -s "$f" "$out/share/peers/wrk/$(basename "$f")" ||
+                install -m 644 "$f" "$out/share/peers/wrk/$(basename "$f")"
+        done
+    fi
+    log "tools: done in $(( $(date +%s) - t0 )) s"
+}
+
+log "building peers for ${suites[*]}${quick:+ (quick)} into $out"
+tools
+rust=$(pick spawn sched walk echo http)
+go=$(pick spawn sched ring walk echo http)
+native=$(pick loop spawn sched ring echo http)
+# shellcheck disable=SC2086  # the suite lists are meant to split into words
+{
+    [ -z "$native" ] || step native build-native.sh "${quick[@]}" $native
+    [ -z "$go" ] || step go build-go.sh $go
+    [ -z "$rust" ] || step rust build-rust.sh "${quick[@]}" $rust
+}
+elapsed=$(( $(date +%s) - started ))
+if [ ${#failed[@]} -gt 0 ]; then
+    log "done in ${elapsed} s; FAILED: ${failed[*]} (log: $build_log)"
+    exit 1
+fi
+log "done in ${elapsed} s: $out/bin"

@@ -1,0 +1,3 @@
+module saturnpeers
+
+go 1.19

@@ -1,0 +1,4 @@
+// wrap: function
+#include <saturn/http.hpp>
+#include <saturn/sched.hpp>
+#include <cstdio>

@@ -1,0 +1,3 @@
+// wrap: task
+#include <saturn/sync.hpp>
+void use(int v);

@@ -1,0 +1,3 @@
+// wrap: function
+#include <saturn/sync.hpp>
+inline int n = 4;

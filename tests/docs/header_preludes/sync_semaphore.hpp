@@ -1,0 +1,2 @@
+// wrap: task
+#include <saturn/sync.hpp>

@@ -1,0 +1,3 @@
+// wrap: function
+#include <saturn/task.hpp>
+saturn::task<int> compute();
