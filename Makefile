@@ -2,11 +2,12 @@
 .PHONY: test bench bench-smoke build release asan-ubsan tsan tsan-concurrency clang clang-release stress soak fuzz docs lint format-check clean
 
 JOBS ?= 2
-# make test ends with bench-smoke: every peer built (--quick) and one checked sample of
+# make test can end with bench-smoke: every peer built (--quick) and one checked sample of
 # every suite. From an empty build/peers (packages installed) it took 5m39s on a 2-CPU
 # machine under a load of 4-8 (peer build 192 s, run 147 s), 12.5 min under a load of
-# ~18. BENCH_SMOKE=0 leaves it out.
-BENCH_SMOKE ?= 1
+# ~18, plus the bench packages' install on a fresh machine. Off by default until a CI run
+# shows make test stays under 45 minutes with it: BENCH_SMOKE=1 turns it on.
+BENCH_SMOKE ?= 0
 
 test:
 	scripts/deps test
