@@ -12,7 +12,7 @@
 #include <saturn/task/detail/promise_base.hpp>
 #include <saturn/task/task.hpp>
 
-#include <atomic>
+#include <saturn/detail/atomic.hpp>
 #include <cassert>
 #include <optional>
 
@@ -193,7 +193,7 @@ class effect_awaiter {
   std::optional<outcome<V>> m_out;
   saturn::detail::promise_base* m_promise = nullptr;
   env m_env;
-  std::atomic<unsigned char> m_state{k_running};
+  saturn::detail::atomic<unsigned char> m_state{k_running};
 };
 }  // namespace detail
 

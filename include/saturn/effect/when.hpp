@@ -17,7 +17,7 @@
 #include <saturn/effect/core.hpp>
 #include <saturn/effect/leaf.hpp>
 
-#include <atomic>
+#include <saturn/detail/atomic.hpp>
 #include <cstddef>
 #include <optional>
 #include <stop_token>
@@ -78,7 +78,7 @@ class fan_state {
   R m_r;
   std::stop_source m_source;
   std::stop_token m_token = m_source.get_token();
-  std::atomic<std::size_t> m_left;
+  saturn::detail::atomic<std::size_t> m_left;
   std::optional<std::stop_callback<forward>> m_chain;
 };
 
@@ -163,7 +163,7 @@ class when_all_op : fan_state<R> {
   slots m_slots;
   values m_values;
   std::optional<failure> m_failure;
-  std::atomic<bool> m_failed{false};
+  saturn::detail::atomic<bool> m_failed{false};
 };
 
 // ---------------------------------------------------------------- when_any
@@ -233,8 +233,8 @@ class when_any_op : fan_state<R> {
 
   slots m_slots;
   std::optional<stored> m_winner;
-  std::atomic<bool> m_claimed{false};
-  std::atomic<bool> m_stopped{false};
+  saturn::detail::atomic<bool> m_claimed{false};
+  saturn::detail::atomic<bool> m_stopped{false};
 };
 
 template <class... Es>

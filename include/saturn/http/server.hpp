@@ -31,7 +31,7 @@
 #include <saturn/task/scheduler.hpp>
 #include <saturn/task/task.hpp>
 
-#include <atomic>
+#include <saturn/detail/atomic.hpp>
 #include <chrono>
 #include <cstddef>
 #include <memory>
@@ -123,7 +123,7 @@ class server {
   server_options m_opts;
   std::unique_ptr<detail::connection_registry> m_registry;
   semaphore m_slots;
-  std::atomic<std::int64_t> m_stop_ms{0};  // coarse ms of the first stop (0: not stopping)
+  saturn::detail::atomic<std::int64_t> m_stop_ms{0};  // coarse ms of the first stop (0: not stopping)
   std::vector<int> m_listen_fds;  // the listeners being served (guarded by m_registry->mutex)
   bool m_started = false;         // the first serve() ran (guarded by m_registry->mutex)
   std::stop_source m_stop;  // requested by stop() and when serve() ends

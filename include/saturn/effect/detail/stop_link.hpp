@@ -19,7 +19,7 @@
 #include <saturn/effect/core.hpp>
 #include <saturn/loop/event_loop.hpp>
 
-#include <atomic>
+#include <saturn/detail/atomic.hpp>
 #include <cstdint>
 #include <memory>
 #include <new>
@@ -42,7 +42,7 @@ class stop_link {
     m_loop = loop;
     if (!e.stoppable()) [[likely]]
       return;
-    ::new (static_cast<void*>(&m_state)) std::atomic<std::uint8_t>(arming);
+    ::new (static_cast<void*>(&m_state)) saturn::detail::atomic<std::uint8_t>(arming);
     m_armed = true;
     // lifetime: destroyed by disarm() (before delivering) or the destructor.
     ::new (static_cast<void*>(m_cb)) callback(*e.token, request{this});
@@ -121,7 +121,7 @@ class stop_link {
 
   using callback = std::stop_callback<request>;
   union {
-    std::atomic<std::uint8_t> m_state;  // constructed by arm()
+    saturn::detail::atomic<std::uint8_t> m_state;  // constructed by arm()
   };
   bool m_armed = false;
   alignas(posted_node) unsigned char m_node[sizeof(posted_node)];  // built when a stop is posted
