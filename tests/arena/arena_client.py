@@ -7,6 +7,7 @@ import base64
 import gzip
 import hashlib
 import os
+import resource
 import shutil
 import socket
 import struct
@@ -273,3 +274,33 @@ def ws_open(host, port, path="/ws", key=None, timeout=5.0):
 
 def sleep_ms(ms):
     time.sleep(ms / 1000.0)
+
+
+def raise_nofile(need):
+    """Raises this process's RLIMIT_NOFILE towards `need` (the hard limit too, where
+    CAP_SYS_RESOURCE allows); returns the soft limit now in force."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard != resource.RLIM_INFINITY and hard < need:
+        try:  # root (CAP_SYS_RESOURCE) may raise the hard limit too
+            resource.setrlimit(resource.RLIMIT_NOFILE, (soft, need))
+            soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        except (ValueError, OSError):
+            pass
+    want = need if hard == resource.RLIM_INFINITY else min(max(soft, need), hard)
+    if want > soft:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (want, hard))
+    return resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+
+
+def rss_kib(pid):
+    """VmRSS of process `pid`, in KiB (0 if it cannot be read)."""
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return 0
+
+
+def fd_count(pid):
+    """Open descriptors of process `pid`."""
+    return len(os.listdir(f"/proc/{pid}/fd"))

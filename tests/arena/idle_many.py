@@ -25,38 +25,14 @@ import argparse
 import base64
 import errno
 import os
-import resource
 import selectors
 import socket
 import sys
 import time
 
+from arena_client import raise_nofile, rss_kib, ws_frame, ws_upgrade_request
+
 PER_SOURCE = 16384  # connections per client source address
-
-
-def rss_kib(pid):
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    return 0
-
-
-def raise_nofile(need):
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    if soft >= need:
-        return True
-    try:
-        resource.setrlimit(resource.RLIMIT_NOFILE, (max(need, min(hard, need)), max(hard, need)))
-        return True
-    except (ValueError, OSError):
-        try:
-            if hard >= need:
-                resource.setrlimit(resource.RLIMIT_NOFILE, (need, hard))
-                return True
-        except (ValueError, OSError):
-            pass
-    return False
 
 
 def http_request(host, port):
@@ -65,14 +41,7 @@ def http_request(host, port):
 
 def ws_upgrade(host, port, i):
     key = base64.b64encode(i.to_bytes(16, "little")).decode()
-    return (f"GET /ws HTTP/1.1\r\nHost: {host}:{port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-            f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n").encode()
-
-
-def ws_frame(payload):
-    mask = os.urandom(4)
-    body = bytes(b ^ mask[k % 4] for k, b in enumerate(payload))
-    return bytes([0x81, 0x80 | len(payload)]) + mask + body
+    return ws_upgrade_request("/ws", key, host=f"{host}:{port}")
 
 
 def http_done(buf):
@@ -107,9 +76,9 @@ def exchange(conns, kind, first, host, port, deadline, failures, base=0):
         if kind == "http":
             c.out = http_request(host, port)
         elif first:
-            c.out = ws_upgrade(host, port, i) + ws_frame(b"hello %d" % i)
+            c.out = ws_upgrade(host, port, i) + ws_frame(0x1, b"hello %d" % i)
         else:
-            c.out = ws_frame(b"again %d" % i)
+            c.out = ws_frame(0x1, b"again %d" % i)
         c.want = b"hello %d" % i if first else b"again %d" % i
         sel.register(c.sock, selectors.EVENT_WRITE, c)
     pending = len(conns)
@@ -252,9 +221,7 @@ def main():
     # Both ends need a descriptor per connection. Where the hard limit is below that and
     # cannot be raised (no CAP_SYS_RESOURCE), hold as many as it allows and say so.
     want = args.conns
-    if not raise_nofile(want + 2048):
-        raise_nofile(resource.getrlimit(resource.RLIMIT_NOFILE)[1])
-    client_limit = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    client_limit = raise_nofile(want + 2048)
     fit = (min(server_limit, client_limit) - 2048) // 1024 * 1024
     if fit < want:
         if fit < 1024:

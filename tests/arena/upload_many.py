@@ -25,19 +25,9 @@ import socket
 import sys
 import time
 
+from arena_client import fd_count, rss_kib
+
 SIZE = 20 * 1024 * 1024
-
-
-def rss_kib(pid):
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    return 0
-
-
-def fd_count(pid):
-    return len(os.listdir(f"/proc/{pid}/fd"))
 
 
 def head(host, port, size):

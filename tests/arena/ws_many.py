@@ -13,14 +13,13 @@ import argparse
 import base64
 import errno
 import os
-import resource
 import selectors
 import socket
 import struct
 import sys
 import time
 
-from arena_client import ws_accept, ws_frame, ws_upgrade_request
+from arena_client import raise_nofile, ws_accept, ws_frame, ws_upgrade_request
 
 
 class Client:
@@ -34,20 +33,6 @@ class Client:
         self.inb = b""
         self.payload = f"conn-{idx}-{os.urandom(4).hex()}".encode()
         self.sock = None
-
-
-def raise_nofile(need):
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    if hard != resource.RLIM_INFINITY and hard < need:
-        try:  # root (CAP_SYS_RESOURCE) may raise the hard limit too
-            resource.setrlimit(resource.RLIMIT_NOFILE, (soft, need))
-            soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-        except (ValueError, OSError):
-            pass
-    want = need if hard == resource.RLIM_INFINITY else min(max(soft, need), hard)
-    if want > soft:
-        resource.setrlimit(resource.RLIMIT_NOFILE, (want, hard))
-    return resource.getrlimit(resource.RLIMIT_NOFILE)[0]
 
 
 def parse_frame(buf):
