@@ -74,7 +74,7 @@ mkdir -p "$bin" "$share" "$stamps"
 opt=-O2
 [ $quick = 1 ] && opt=-O1
 common=(-DNDEBUG -pthread -Wall -Wextra -I"$here/common/cxx")
-header=$here/common/cxx/peer_bench.hpp
+headers=("$here"/common/cxx/*.hpp)  # shared by every C++ peer: any change rebuilds them
 
 # stale NAME FLAGS DEPS...: true when bin/NAME must be (re)built.
 stale() {
@@ -102,7 +102,7 @@ compile() {
         if [ "$a" = -- ]; then seen=1; elif [ $seen = 0 ]; then flags+=("$a"); else libs+=("$a"); fi
     done
     local key="$driver ${flags[*]} ${libs[*]}"
-    stale "$name" "$key" "$src" "$header" || return 0
+    stale "$name" "$key" "$src" "${headers[@]}" || return 0
     [ "$running" -lt "$jobs_max" ] || reap_one
     running=$((running + 1))
     (
