@@ -20,8 +20,9 @@
 
 namespace saturn::http::detail {
 
-/// A per-thread stack of receive buffers of one size (the first size asked for on the
-/// thread; other sizes are not cached). Owner thread only.
+/// A per-thread stack of receive buffers of one size (the first size taken on the thread,
+/// a connection's initial size; buffers that grew past it are freed, not cached). Owner
+/// thread only.
 class conn_buffer_cache {
  public:
   static constexpr std::size_t k_cache_max = 64;
@@ -37,14 +38,14 @@ class conn_buffer_cache {
   }
   /// A buffer of `size` bytes (from the cache when it holds that size).
   std::unique_ptr<char[]> take(std::size_t size) {
+    if (m_size == 0)
+      m_size = size;  // the size connections start with; a grown buffer given back is freed
     if (size == m_size && m_count > 0)
       return std::unique_ptr<char[]>(m_free[--m_count]);
     return std::unique_ptr<char[]>(new char[size]);
   }
   /// Gives back a buffer of `size` bytes (kept if the cache has room for that size).
   void give(std::unique_ptr<char[]> buf, std::size_t size) noexcept {
-    if (m_size == 0)
-      m_size = size;
     if (size == m_size && m_count < k_cache_max)
       m_free[m_count++] = buf.release();
   }
