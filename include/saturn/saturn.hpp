@@ -1,6 +1,6 @@
 /// \file
 /// The umbrella header: every module header of saturn (result, loop, task, sched, sync,
-/// net, fs, os, proc, http, effect). Test-only support (saturn/testing/) is not included.
+/// net, tls, fs, os, proc, http, effect). Test-only support (saturn/testing/) is not included.
 #pragma once
 
 #include <saturn/detail/compiler_check.hpp>
@@ -15,3 +15,4 @@
 #include <saturn/sched.hpp>
 #include <saturn/sync.hpp>
 #include <saturn/task.hpp>
+#include <saturn/tls.hpp>

@@ -1,0 +1,52 @@
+// A tls::stream's state: the socket, the SSL, and the two buffers OpenSSL's BIO reads and
+// writes (ring_bio.cpp). Heap-allocated so the BIO's pointer stays valid when the stream
+// moves.
+#pragma once
+
+#include <saturn/net/stream_socket.hpp>
+
+#include "tls/context_impl.hpp"
+
+#include <openssl/ssl.h>
+
+#include <cstddef>
+#include <memory>
+#include <string>
+
+namespace saturn::tls::detail {
+
+/// Ciphertext on its way in and out. OpenSSL reads [in_pos, in_len) through the BIO; the
+/// stream receives into [in_len, in_cap). OpenSSL appends records to `out`; the stream
+/// sends [out_pos, out.size()).
+struct io_buffers {
+  /// Room for a full TLS record (16 KiB of plaintext, 256 bytes of expansion, the header)
+  /// and the start of the next.
+  static constexpr std::size_t k_in_cap = 18 * 1024;
+  std::unique_ptr<std::byte[]> in;  // allocated at the first receive
+  std::size_t in_pos = 0, in_len = 0;
+  std::string out;
+  std::size_t out_pos = 0;
+  bool eof = false;  // the socket reached end of stream
+
+  std::size_t out_pending() const noexcept { return out.size() - out_pos; }
+};
+
+struct stream_state {
+  stream_state() = default;
+  stream_state(const stream_state&) = delete;
+  stream_state& operator=(const stream_state&) = delete;
+  ~stream_state() {
+    if (ssl != nullptr)
+      SSL_free(ssl);  // and its BIO
+  }
+
+  std::shared_ptr<context_impl> ctx;
+  net::stream_socket sock;
+  SSL* ssl = nullptr;
+  io_buffers io;
+  ssl_app app{};
+  bool established = false;
+  bool failed = false;  // a fatal error: only close is left
+};
+
+}  // namespace saturn::tls::detail
