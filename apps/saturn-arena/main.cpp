@@ -6,10 +6,13 @@
 //   POST /upload                the number of body bytes read; text/plain
 //   GET /static/{*path}         the files of --data/static (precompressed .br / .gz siblings)
 //   GET /ws                     WebSocket echo (RFC 6455)
+// The same routes over TLS on --tls-port (8081, json-tls) with --tls-cert / --tls-key
+// (HttpArena's /certs/server.crt and server.key), ALPN http/1.1 only.
 // Runs on a thread_pool (--threads), one SO_REUSEPORT listener per worker (http::serve);
 // SIGTERM / SIGINT stop it gracefully and it exits 0.
 #include <saturn/http.hpp>
 #include <saturn/sched/thread_pool.hpp>
+#include <saturn/tls.hpp>
 
 #include <CLI/CLI.hpp>
 
@@ -20,10 +23,12 @@
 #include "start_pool.hpp"
 
 #include <sched.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <optional>
 #include <string>
+#include <vector>
 #include <thread>
 
 namespace {
@@ -43,12 +48,19 @@ int main(int argc, char** argv) {
   CLI::App app{"saturn-arena: saturn's HttpArena entry (HTTP/1.1 profiles)"};
   arena::config cfg;
   unsigned port = 8080;
+  unsigned tls_port = 8081;
+  std::string tls_cert = "/certs/server.crt", tls_key = "/certs/server.key";
   std::string bind = "127.0.0.1";
   unsigned threads = affinity_cpus();
   saturn::http::serve_options opts;
   opts.max_connections = 65536;
   app.add_option("--port", port, "TCP port of HTTP/1.1")->transform(apps::decimal())->check(CLI::Range(1u, 65535u))
       ->capture_default_str();
+  app.add_option("--tls-port", tls_port, "TCP port of HTTP/1.1 over TLS (json-tls; 0: none)")
+      ->transform(apps::decimal())->check(CLI::Range(0u, 65535u))->capture_default_str();
+  app.add_option("--tls-cert", tls_cert, "PEM certificate chain for --tls-port (missing default: no TLS listener)")
+      ->capture_default_str();
+  app.add_option("--tls-key", tls_key, "PEM private key for --tls-cert")->capture_default_str();
   app.add_option("--bind", bind, "address to listen on (HttpArena's container needs 0.0.0.0)")->capture_default_str();
   app.add_option("--data", cfg.data_dir, "folder with dataset.json and static/ (either may be missing)")
       ->capture_default_str();
@@ -99,7 +111,26 @@ int main(int argc, char** argv) {
   opts.on_listening = [&](const saturn::net::address& a) {
     std::fprintf(stderr, "saturn-arena: listening on %s:%u, %u threads\n", bind.c_str(), a.port(), pool->threads());
   };
-  auto served = saturn::http::serve(*pool, routes, *addr, opts);
+  std::vector<saturn::http::endpoint> endpoints{{*addr}};
+  // json-tls: HTTP/1.1 only (ALPN http/1.1: the port must never negotiate h2). HttpArena
+  // mounts /certs only for TLS profiles: a missing default certificate means no TLS
+  // listener; a certificate asked for by name that cannot be loaded is an error.
+  const bool tls_named = app.count("--tls-cert") + app.count("--tls-key") > 0;
+  if (tls_port != 0 && (tls_named || ::access(tls_cert.c_str(), F_OK) == 0)) {
+    auto ctx = saturn::tls::context::server({.certificates = {{tls_cert, tls_key}}, .alpn = {"http/1.1"}});
+    if (!ctx) {
+      std::fprintf(stderr, "saturn-arena: %s\n", ctx.err().message().c_str());
+      if (tls_named)
+        return 1;
+      std::fprintf(stderr, "saturn-arena: serving without TLS\n");
+    } else {
+      endpoints.push_back({saturn::net::address::parse(bind, static_cast<std::uint16_t>(tls_port)).value(),
+                           std::move(*ctx)});
+    }
+  } else if (tls_port != 0) {
+    std::fprintf(stderr, "saturn-arena: no %s: serving without TLS\n", tls_cert.c_str());
+  }
+  auto served = saturn::http::serve(*pool, routes, endpoints, opts);
   if (!served) {
     std::fprintf(stderr, "saturn-arena: %s:%u: %s\n", bind.c_str(), port, served.err().message().c_str());
     return 1;

@@ -18,6 +18,10 @@
 // drops each piece the handler took and reads more only on demand — so a body of any size
 // costs one window. A handler that leaves part of the body unread ends the connection.
 //
+// The protocol is written once over its transport (conn_io.hpp): plain TCP or TLS. Over
+// TLS a response that switches protocols (101) is refused with 501: the upgraded protocols
+// take a plain tcp_stream.
+//
 // A handler runs under the server's stop context (server::stop() cancels its awaits);
 // the connection's own I/O runs under the root context, so its close is never skipped and
 // a read or send registers no stop callback.
@@ -25,6 +29,7 @@
 #include <saturn/task/time.hpp>
 
 #include "http/conn_buffer.hpp"
+#include "http/conn_io.hpp"
 #include "http/connection_registry.hpp"
 
 #include <sys/socket.h>
@@ -38,10 +43,6 @@
 namespace saturn::http {
 
 namespace {
-
-std::span<const std::byte> bytes_of(const std::string& s) {
-  return {reinterpret_cast<const std::byte*>(s.data()), s.size()};
-}
 
 /// The answer to a request no handler serves (`status` is the router's 404 / 405 / 501).
 /// `path` is the normalized path the router saw.
@@ -62,67 +63,65 @@ response unrouted(const router& r, const request& req, std::string_view path, in
   return resp;
 }
 
-/// One read into `in`: a chunk of the multishot receive copied in, or one recv into the
-/// buffer's free space. False at end of stream, on error, or past the buffer's bound — or,
-/// `pinned`, when the bytes would not fit without moving the buffer (a streamed body's
-/// head must stay where the request's views point).
-task<bool> read_into(net::tcp_stream& s, detail::conn_buffer& in, bool multishot, bool pinned,
-                     std::size_t max = 0) {
-  if (multishot) {
-    auto rx = s.receive();
-    auto got = co_await rx;
-    if (!got || got->empty())
-      co_return false;
-    if (pinned && !in.fits(got->size()))
-      co_return false;
-    co_return in.append(*got);
+/// One read into `in`: a chunk of the multishot receive copied in (plain TCP only), or one
+/// receive into the buffer's free space. False at end of stream, on error, or past the
+/// buffer's bound — or, `pinned`, when the bytes would not fit without moving the buffer (a
+/// streamed body's head must stay where the request's views point).
+template <class Io>
+task<bool> read_into(Io& io, detail::conn_buffer& in, bool multishot, bool pinned, std::size_t max = 0) {
+  if constexpr (!Io::tls) {
+    if (multishot) {
+      auto rx = io.s.receive();
+      auto got = co_await rx;
+      if (!got || got->empty())
+        co_return false;
+      if (pinned && !in.fits(got->size()))
+        co_return false;
+      co_return in.append(*got);
+    }
   }
   if (pinned ? !in.fits(max != 0 && max < 4096 ? max : 4096) : !in.reserve(4096))
     co_return false;
   std::span<std::byte> room = in.free_space();
   if (max != 0 && room.size() > max)
     room = room.first(max);
-  auto rv = s.recv(room);
-  auto got = co_await rv;
-  if (!got || *got == 0)
-    co_return false;
-  in.commit(*got);
-  co_return true;
-}
-
-/// Sends out[done, size) through the ring, one send at a time: each that moves bytes
-/// restarts the send timeout, so only a client that stops reading is closed by it. False
-/// if the connection failed.
-task<bool> send_rest(net::tcp_stream& s, const std::string& out, std::size_t done, detail::conn_entry& entry) {
-  while (done < out.size()) {
-    entry.set(detail::conn_state::sending, detail::coarse_now_ms());
-    auto send = s.send_some(bytes_of(out).subspan(done));
-    auto sent = co_await send;
-    if (!sent || *sent == 0)
-      co_return false;
-    done += *sent;
+  std::size_t n = 0;
+  if constexpr (Io::tls) {
+    auto rv = io.recv(room);
+    auto got = co_await std::move(rv);
+    n = got ? *got : 0;
+  } else {
+    auto rv = io.recv(room);
+    auto got = co_await rv;
+    n = got ? *got : 0;
   }
+  if (n == 0)
+    co_return false;
+  in.commit(n);
   co_return true;
 }
 
-/// A first non-blocking send(2) straight from the connection's task: on a socket with
-/// room (the usual case) the whole batch leaves with no ring round trip and no task wake.
-/// Returns the bytes sent, or -1 if the connection failed.
-long direct_send(int fd, const std::string& out) noexcept {
-  ssize_t n = ::send(fd, out.data(), out.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
-  if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
-    return -1;
-  return n > 0 ? static_cast<long>(n) : 0;
+/// A response that would switch protocols, over a transport that cannot hand its stream
+/// over (TLS): 501 instead, and the connection closes.
+template <class Io>
+void refuse_upgrade(response& resp) {
+  if constexpr (Io::tls) {
+    if (resp.upgrade()) {
+      resp = response(501, "text/plain", "protocol upgrade over TLS is not supported\n");
+      resp.close = true;
+    }
+  }
 }
 
 /// A streamed request body, read on the handler's demand (see the file comment). Lives
 /// in the connection's frame for the handler's run.
+template <class Io>
 // NOLINTNEXTLINE(cppcoreguidelines-virtual-class-destructor): final, and body_source's destructor is protected
 class conn_body final : public detail::body_source {
  public:
-  conn_body(net::tcp_stream& s, detail::conn_buffer& in, request_parser& parser, std::string& out,
-            detail::conn_entry& entry, std::size_t window, bool multishot, bool direct) noexcept
-      : m_s(s),
+  conn_body(Io& io, detail::conn_buffer& in, request_parser& parser, std::string& out, detail::conn_entry& entry,
+            std::size_t window, bool multishot, bool direct) noexcept
+      : m_io(io),
         m_in(in),
         m_parser(parser),
         m_out(out),
@@ -156,15 +155,8 @@ class conn_body final : public detail::body_source {
         // answers of earlier pipelined requests go first.
         m_out.append("HTTP/1.1 100 Continue\r\n\r\n");
         m_parser.continue_sent();
-        std::size_t done = 0;
-        if (m_direct) {
-          long n = direct_send(m_s.fd(), m_out);
-          if (n < 0)
-            co_return fail(std::errc::connection_reset);
-          done = static_cast<std::size_t>(n);
-        }
-        auto rest = send_rest(m_s, m_out, done, m_entry);
-        bool sent = co_await std::move(rest);
+        auto tx = m_io.send(m_out, m_entry, m_direct);
+        bool sent = co_await std::move(tx);
         m_out.clear();
         if (!sent)
           co_return fail(std::errc::connection_reset);
@@ -174,7 +166,7 @@ class conn_body final : public detail::body_source {
       // At most one window of body bytes after the head (what is there is undecoded
       // framing, a few bytes).
       const std::size_t held = m_in.size() - m_parser.head_size();
-      auto more = read_into(m_s, m_in, m_multishot, true, held < m_window ? m_window - held : 4096);
+      auto more = read_into(m_io, m_in, m_multishot, true, held < m_window ? m_window - held : 4096);
       bool got = co_await std::move(more);
       m_entry.set(detail::conn_state::busy, detail::coarse_now_ms());
       if (!got)
@@ -192,7 +184,7 @@ class conn_body final : public detail::body_source {
     return m_error;
   }
 
-  net::tcp_stream& m_s;
+  Io& m_io;
   detail::conn_buffer& m_in;
   request_parser& m_parser;
   std::string& m_out;
@@ -208,12 +200,13 @@ class conn_body final : public detail::body_source {
 /// A streamed response's body on its way out (response::stream): bytes are framed as
 /// framing_of said and appended to the connection's output, which is sent once 16 KiB
 /// are pending (or at flush); the head of the response is the first thing in it.
+template <class Io>
 // NOLINTNEXTLINE(cppcoreguidelines-virtual-class-destructor): final, and body_writer's destructor is protected
 class conn_writer final : public body_writer {
  public:
-  conn_writer(net::tcp_stream& s, std::string& out, detail::conn_entry& entry, stream_framing framing,
-              std::uint64_t length, bool direct) noexcept
-      : m_s(s), m_out(out), m_entry(entry), m_framing(framing), m_left(length), m_direct(direct) {}
+  conn_writer(Io& io, std::string& out, detail::conn_entry& entry, stream_framing framing, std::uint64_t length,
+              bool direct) noexcept
+      : m_io(io), m_out(out), m_entry(entry), m_framing(framing), m_left(length), m_direct(direct) {}
 
   result<void> append(std::string_view bytes) override {
     if (m_failed)
@@ -260,19 +253,10 @@ class conn_writer final : public body_writer {
 
  private:
   task<result<void>> send_pending() {
-    std::size_t done = 0;
-    if (m_direct) {
-      long n = direct_send(m_s.fd(), m_out);
-      if (n < 0)
-        co_return fail(std::errc::connection_reset);
-      done = static_cast<std::size_t>(n);
-    }
-    if (done < m_out.size()) {
-      auto rest = send_rest(m_s, m_out, done, m_entry);
-      bool sent = co_await std::move(rest);
-      if (!sent)
-        co_return fail(std::errc::connection_reset);
-    }
+    auto tx = m_io.send(m_out, m_entry, m_direct);
+    bool sent = co_await std::move(tx);
+    if (!sent)
+      co_return fail(std::errc::connection_reset);
     m_out.clear();
     m_entry.set(detail::conn_state::busy, detail::coarse_now_ms());
     co_return result<void>{};
@@ -283,7 +267,7 @@ class conn_writer final : public body_writer {
     return m_error;
   }
 
-  net::tcp_stream& m_s;
+  Io& m_io;
   std::string& m_out;
   detail::conn_entry& m_entry;
   stream_framing m_framing;
@@ -300,7 +284,43 @@ task<void> server::serve_connection(net::tcp_stream s) {
   entry.fd = s.fd();
   entry.set(detail::conn_state::idle, detail::coarse_now_ms());
   m_registry->add(&entry);
+  detail::plain_io io{s};
+  auto run = run_connection(io, entry);
+  co_await std::move(run);
+  m_registry->remove(&entry);
+  auto cl = s.close();
+  (void)co_await cl;
+  m_slots.release();
+}
 
+task<void> server::serve_tls_connection(net::tcp_stream s, const tls::context* ctx) {
+  detail::conn_entry entry;
+  entry.fd = s.fd();
+  // The handshake is part of the first request: the header timeout bounds it (the
+  // sweeper shuts the socket down), and so does the handshake's own timeout.
+  entry.set(detail::conn_state::reading, detail::coarse_now_ms());
+  m_registry->add(&entry);
+  auto t = tls::stream::server(*ctx, std::move(s));  // on failure the socket closes with it
+  if (t && !stopping()) {
+    auto hs = t->handshake(m_opts.header_timeout);
+    auto shaken = co_await std::move(hs);
+    if (shaken) {
+      entry.set(detail::conn_state::idle, detail::coarse_now_ms());
+      detail::tls_io io{*t};
+      auto run = run_connection(io, entry);
+      co_await std::move(run);
+    }
+  }
+  m_registry->remove(&entry);
+  if (t) {
+    auto cl = t->close();
+    (void)co_await cl;
+  }
+  m_slots.release();
+}
+
+template <class Io>
+task<void> server::run_connection(Io& io, detail::conn_entry& entry) {
   const parser_limits& limits = m_opts.limits;
   detail::conn_buffer in(m_opts.read_buffer, limits.max_head + 2 * limits.max_body + 32 * 1024);
   request_parser parser(limits);
@@ -308,7 +328,7 @@ task<void> server::serve_connection(net::tcp_stream s) {
   std::string path_scratch;  // a path with %XX, normalized for routing (no '%': unused)
   bool open = true, linger = false;  // linger: we close first, gracefully
   upgrade_handler upgraded;          // set by a 101 answer: the protocol that takes over
-  const bool multishot = m_opts.multishot_receive;
+  const bool multishot = !Io::tls && m_opts.multishot_receive;
 
   const bool streams = m_router.streams_bodies();
   // Runs a matched route's handler under the stop context; nullopt if it threw.
@@ -329,7 +349,7 @@ task<void> server::serve_connection(net::tcp_stream s) {
   // context like a handler; false if the response could not be completed (then the
   // connection must close: the client sees a truncated body).
   auto produce = [&](const response& resp, stream_framing framing) -> task<bool> {
-    conn_writer w(s, out, entry, framing, resp.stream_length().value_or(0), m_opts.direct_send);
+    conn_writer<Io> w(io, out, entry, framing, resp.stream_length().value_or(0), m_opts.direct_send);
     bool ok = false;
     try {
       task<result<void>> t = (*resp.producer())(w);
@@ -366,7 +386,7 @@ task<void> server::serve_connection(net::tcp_stream s) {
           // The path moved with the buffer: match again for parameters that view it.
           route_match m = m_router.match(req.method, normalize_path(req.path, path_scratch));
           parser.start_streaming(limit);
-          conn_body body(s, in, parser, out, entry, ro.window, multishot, m_opts.direct_send);
+          conn_body<Io> body(io, in, parser, out, entry, ro.window, multishot, m_opts.direct_send);
           req.m_body.reset_streamed(&body, parser.has_content_length()
                                                ? std::optional<std::uint64_t>(parser.content_length())
                                                : std::nullopt);
@@ -377,6 +397,7 @@ task<void> server::serve_connection(net::tcp_stream s) {
           if (!body.complete())
             wo.keep_alive = false;
           if (resp) {
+            refuse_upgrade<Io>(*resp);
             write_response(out, *resp, wo, m_opts.server_name);
             if (const stream_framing f = framing_of(*resp, wo); f != stream_framing::none) {
               auto body_out = produce(*resp, f);
@@ -433,6 +454,7 @@ task<void> server::serve_connection(net::tcp_stream s) {
           task<response> t = (*m.fn)(req, m.params);
           // lifetime: t owns the handler's frame until the end of this block.
           response resp = co_await saturn::detail::in_context_awaiter<response>{t.handle(), &m_stop_ctx};
+          refuse_upgrade<Io>(resp);
           write_response(out, resp, wo, m_opts.server_name);
           if (const stream_framing f = framing_of(resp, wo); f != stream_framing::none) [[unlikely]] {
             auto body_out = produce(resp, f);
@@ -468,21 +490,12 @@ task<void> server::serve_connection(net::tcp_stream s) {
     if (!out.empty()) {
       // A first non-blocking send(2) straight from this task: on a socket with room (the
       // usual case) the whole batch leaves with no ring round trip and no task wake; what
-      // does not fit goes through the ring's send, which waits for room.
-      std::size_t done = 0;
-      if (m_opts.direct_send) {
-        long n = direct_send(s.fd(), out);
-        if (n < 0)
-          break;
-        done = static_cast<std::size_t>(n);
-      }
-      if (done < out.size()) {
-        // The rest waits for room (the send timeout applies).
-        auto rest = send_rest(s, out, done, entry);
-        bool sent = co_await std::move(rest);
-        if (!sent)
-          break;
-      }
+      // does not fit goes through the ring's send, which waits for room (the send timeout
+      // applies).
+      auto tx = io.send(out, entry, m_opts.direct_send);
+      bool sent = co_await std::move(tx);
+      if (!sent)
+        break;
       out.clear();
     }
     if (upgraded) {
@@ -491,11 +504,13 @@ task<void> server::serve_connection(net::tcp_stream s) {
       // socket is shut down), and the connection closes when it returns.
       entry.set(detail::conn_state::busy, detail::coarse_now_ms());
       std::span<const std::byte> leftover(reinterpret_cast<const std::byte*>(in.data()), in.size());
-      try {
-        task<void> t = upgraded(s, leftover);
-        co_await saturn::detail::in_context_awaiter<void>{t.handle(), &m_stop_ctx};
-      } catch (const std::exception&) {
-        // The new protocol failed; nothing of HTTP can be said any more: just close.
+      if constexpr (!Io::tls) {
+        try {
+          task<void> t = upgraded(io.socket(), leftover);
+          co_await saturn::detail::in_context_awaiter<void>{t.handle(), &m_stop_ctx};
+        } catch (const std::exception&) {
+          // The new protocol failed; nothing of HTTP can be said any more: just close.
+        }
       }
       break;
     }
@@ -511,7 +526,7 @@ task<void> server::serve_connection(net::tcp_stream s) {
     bool was_empty = in.empty();
     if (was_empty && multishot)
       in.release();  // an idle connection holds no receive buffer (conn_buffer.hpp)
-    auto more = read_into(s, in, multishot, false);
+    auto more = read_into(io, in, multishot, false);
     bool got = co_await std::move(more);
     if (!got)
       break;
@@ -521,12 +536,12 @@ task<void> server::serve_connection(net::tcp_stream s) {
   if (linger) {
     // Half-close, then drain what the client still sends until it closes (bounded by the
     // header timeout through the sweeper), so the last answer is not lost to a reset.
-    auto sh = s.shutdown(SHUT_WR);
-    (void)co_await sh;
+    auto sh = io.shutdown();
+    co_await std::move(sh);
     entry.set(detail::conn_state::reading, detail::coarse_now_ms());
     for (std::size_t drained = 0; drained < (1u << 20);) {
       std::size_t before = in.size();
-      auto more = read_into(s, in, multishot, false);
+      auto more = read_into(io, in, multishot, false);
       bool got = co_await std::move(more);
       if (!got)
         break;
@@ -534,10 +549,6 @@ task<void> server::serve_connection(net::tcp_stream s) {
       in.consume(in.size());
     }
   }
-  m_registry->remove(&entry);
-  auto cl = s.close();
-  (void)co_await cl;
-  m_slots.release();
 }
 
 }  // namespace saturn::http

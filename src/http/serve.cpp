@@ -26,14 +26,21 @@ task<void> watch_signals(const os::shutdown_signals& sigs, server& srv) {
     srv.stop();
 }
 
-task<int> serve_one(server& srv, net::tcp_listener& l, result<void>& outcome) {
-  auto served = co_await srv.serve(l);
-  if (!served)
-    outcome = served.err();
+/// A listener and the TLS context its connections handshake with (null: plain).
+struct bound {
+  net::tcp_listener listener;
+  const tls::context* tls = nullptr;
+};
+
+task<int> serve_one(server& srv, bound& b, result<void>& outcome) {
+  auto served = b.tls != nullptr ? srv.serve(b.listener, *b.tls) : srv.serve(b.listener);
+  auto r = co_await std::move(served);
+  if (!r)
+    outcome = r.err();
   co_return 0;
 }
 
-task<result<void>> serve_all(thread_pool& pool, server& srv, std::vector<net::tcp_listener>& ls,
+task<result<void>> serve_all(thread_pool& pool, server& srv, std::vector<bound>& ls, unsigned per_endpoint,
                               const os::shutdown_signals* sigs) {
   std::optional<join_handle<void>> watcher;
   std::stop_source watch_stop;
@@ -45,8 +52,10 @@ task<result<void>> serve_all(thread_pool& pool, server& srv, std::vector<net::tc
   std::vector<result<void>> outcomes(ls.size());
   std::vector<join_handle<int>> hs;
   hs.reserve(ls.size());
+  // Each endpoint's listeners spread over the workers the same way: listener i of an
+  // endpoint on worker i.
   for (unsigned i = 0; i < ls.size(); ++i)
-    hs.push_back(pool.spawn_on(i % pool.threads(), serve_one(srv, ls[i], outcomes[i])));
+    hs.push_back(pool.spawn_on((i % per_endpoint) % pool.threads(), serve_one(srv, ls[i], outcomes[i])));
   for (auto& h : hs) {
     int ignored = co_await std::move(h);
     (void)ignored;
@@ -95,10 +104,28 @@ result<std::vector<net::tcp_listener>> bind_all(const net::address& addr, unsign
 }  // namespace
 
 result<void> serve(thread_pool& pool, const router& routes, const net::address& addr, const serve_options& opts) {
+  const endpoint one{addr};
+  return serve(pool, routes, std::span<const endpoint>(&one, 1), opts);
+}
+
+result<void> serve(thread_pool& pool, const router& routes, std::span<const endpoint> endpoints,
+                   const serve_options& opts) {
+  if (endpoints.empty())
+    return error{std::make_error_code(std::errc::invalid_argument), "serve: no address to listen on"};
   const unsigned n = opts.listeners == 0 ? pool.threads() : opts.listeners;
-  auto ls = bind_all(addr, n);
-  if (!ls)
-    return ls.err();
+  std::vector<bound> ls;
+  std::vector<net::address> listening;
+  for (const endpoint& ep : endpoints) {
+    if (ep.tls && !ep.tls->is_server())
+      return error{std::make_error_code(std::errc::invalid_argument), "serve: an endpoint's TLS context is not a server context"};
+    auto got = bind_all(ep.addr, n);
+    if (!got)
+      return got.err();
+    auto local = got->front().local_address();
+    listening.push_back(local ? *local : ep.addr);
+    for (auto& l : *got)
+      ls.push_back(bound{std::move(l), ep.tls ? &*ep.tls : nullptr});
+  }
   std::optional<os::shutdown_signals> sigs;
   if (opts.stop_on_signals) {
     auto installed = os::shutdown_signals::install();
@@ -110,11 +137,10 @@ result<void> serve(thread_pool& pool, const router& routes, const net::address& 
   std::optional<std::stop_callback<std::function<void()>>> on_stop;
   if (opts.stop.stop_possible())
     on_stop.emplace(opts.stop, std::function<void()>([&srv] { srv.stop(); }));
-  if (opts.on_listening) {
-    auto local = ls->front().local_address();
-    opts.on_listening(local ? *local : addr);
-  }
-  return pool.block_on(serve_all(pool, srv, *ls, sigs ? &*sigs : nullptr));
+  if (opts.on_listening)
+    for (const net::address& a : listening)
+      opts.on_listening(a);
+  return pool.block_on(serve_all(pool, srv, ls, n, sigs ? &*sigs : nullptr));
 }
 
 }  // namespace saturn::http

@@ -78,7 +78,16 @@ task<void> server::sweep() {
   }
 }
 
-task<result<void>> server::serve(net::tcp_listener& listener) {
+task<result<void>> server::serve(net::tcp_listener& listener) { return serve_on(listener, nullptr); }
+
+task<result<void>> server::serve(net::tcp_listener& listener, const tls::context& tls) {
+  if (!tls.is_server())
+    co_return error{std::make_error_code(std::errc::invalid_argument), "https serve: not a TLS server context"};
+  auto served = serve_on(listener, &tls);
+  co_return co_await std::move(served);
+}
+
+task<result<void>> server::serve_on(net::tcp_listener& listener, const tls::context* tls) {
   task_context& ctx = co_await this_task::context();
   task_context& root = ctx.sched->root_context();
   // The first serve() of a server sets up the handlers' context and starts the sweeper;
@@ -121,7 +130,10 @@ task<result<void>> server::serve(net::tcp_listener& listener) {
       m_slots.release();
       break;
     }
-    spawn_in(root, serve_connection(std::move(*accepted))).detach();
+    if (tls != nullptr)
+      spawn_in(root, serve_tls_connection(std::move(*accepted), tls)).detach();
+    else
+      spawn_in(root, serve_connection(std::move(*accepted))).detach();
   }
   begin_stop();
   {

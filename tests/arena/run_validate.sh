@@ -10,6 +10,10 @@
 # ARENA_NO_THP=1 starts the server with transparent huge pages off for it
 # (prctl PR_SET_THP_DISABLE, inherited across exec): where THP is "always", RSS moves in
 # 2 MiB steps as heaps grow, which says nothing about memory per connection or upload.
+# ARENA_TLS=1 also serves HTTPS: a test CA and an RSA-2048 server certificate for
+# localhost / 127.0.0.1 (HttpArena's kind) are made with openssl in the temp dir, the
+# server gets --tls-port/--tls-cert/--tls-key, and the client ARENA_TLS_PORT and
+# ARENA_CERTS (the folder with ca.pem, server.crt, server.key). Otherwise --tls-port 0.
 # Exits with the client's status (or 1 if the server failed to start, died, or did not stop).
 set -uo pipefail
 bin=${1:?usage: run_validate.sh BIN [PYTHON [CLIENT [ARGS...]]]}
@@ -35,6 +39,26 @@ trap cleanup EXIT
 "$py" "$here/gen_data.py" "$tmp/data" || { echo "run_validate: gen_data.py failed" >&2; exit 1; }
 port=$("$py" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 
+tls_args=(--tls-port 0)
+if [ "${ARENA_TLS:-0}" = 1 ]; then
+  command -v openssl >/dev/null || { echo "run_validate: openssl is required for ARENA_TLS" >&2; exit 1; }
+  certs=$tmp/certs
+  mkdir -p "$certs"
+  if ! { openssl req -x509 -newkey rsa:2048 -nodes -keyout "$certs/ca.key" -out "$certs/ca.pem" -days 2 \
+           -subj "/CN=saturn test CA" &&
+         openssl req -newkey rsa:2048 -nodes -keyout "$certs/server.key" -out "$certs/server.csr" \
+           -subj "/CN=localhost" &&
+         openssl x509 -req -in "$certs/server.csr" -CA "$certs/ca.pem" -CAkey "$certs/ca.key" \
+           -CAcreateserial -out "$certs/server.crt" -days 2 \
+           -extfile <(printf 'subjectAltName=DNS:localhost,IP:127.0.0.1\nextendedKeyUsage=serverAuth\n'); } \
+       >"$tmp/openssl.out" 2>&1; then
+    echo "run_validate: making the test certificates failed:" >&2; cat "$tmp/openssl.out" >&2; exit 1
+  fi
+  tls_port=$("$py" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+  tls_args=(--tls-port "$tls_port" --tls-cert "$certs/server.crt" --tls-key "$certs/server.key")
+  export ARENA_TLS_PORT=$tls_port ARENA_CERTS=$certs
+fi
+
 launch=()
 if [ "${ARENA_NO_THP:-0}" = 1 ]; then
   launch=("$py" -c 'import ctypes, os, sys
@@ -42,7 +66,8 @@ if ctypes.CDLL(None, use_errno=True).prctl(41, 1, 0, 0, 0) != 0:  # PR_SET_THP_D
     sys.exit("run_validate: prctl(PR_SET_THP_DISABLE) failed")
 os.execv(sys.argv[1], sys.argv[1:])')
 fi
-"${launch[@]}" "$bin" --bind 127.0.0.1 --port "$port" --data "$tmp/data" --threads 2 >"$tmp/server.out" 2>&1 &
+"${launch[@]}" "$bin" --bind 127.0.0.1 --port "$port" "${tls_args[@]}" --data "$tmp/data" --threads 2 \
+  >"$tmp/server.out" 2>&1 &
 pid=$!
 ready=0
 for _ in $(seq 1 100); do

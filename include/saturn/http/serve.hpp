@@ -18,8 +18,11 @@
 #include <saturn/net/address.hpp>
 #include <saturn/result.hpp>
 #include <saturn/sched/thread_pool.hpp>
+#include <saturn/tls/context.hpp>
 
 #include <functional>
+#include <optional>
+#include <span>
 #include <stop_token>
 
 namespace saturn::http {
@@ -38,9 +41,15 @@ struct serve_options : server_options {
   /// Another way to stop (any thread): serving ends as on a signal when it is requested.
   std::stop_token stop{};
   /// Called once every listener is bound and before the first connection is accepted,
-  /// with the address listened on (its port is the one the kernel chose when `addr` had
+  /// once per endpoint in order, with the address listened on (its port is the one the kernel chose when `addr` had
   /// port 0). On the thread that called serve().
   std::function<void(const net::address&)> on_listening{};
+};
+
+/// One address served: plain HTTP/1.1, or HTTPS when `tls` holds a server context.
+struct endpoint {
+  net::address addr;
+  std::optional<tls::context> tls{};
 };
 
 /// Serves `routes` on `addr` with `pool` until a stop (see serve_options) and returns
@@ -52,6 +61,18 @@ struct serve_options : server_options {
 /// Listening sockets accept one connection per call (no multishot accept), so
 /// max_connections bounds the descriptors exactly.
 result<void> serve(thread_pool& pool, const router& routes, const net::address& addr,
+                   const serve_options& opts = {});
+
+/// As above, on several addresses at once — plain and HTTPS side by side (HttpArena's 8080
+/// and 8081), each with its listeners, all sharing one server: its connection limit,
+/// timeouts and stop. on_listening is called once per endpoint, in order. Returns the
+/// first bind error before serving anything.
+///
+///     auto ctx = saturn::tls::context::server({.certificates = {{"cert.pem", "key.pem"}}, .alpn = {"http/1.1"}});
+///     std::vector<saturn::http::endpoint> eps{{saturn::net::address::loopback_v4(8080)},
+///                                             {saturn::net::address::loopback_v4(8443), std::move(*ctx)}};
+///     auto served = saturn::http::serve(pool, routes, eps);
+result<void> serve(thread_pool& pool, const router& routes, std::span<const endpoint> endpoints,
                    const serve_options& opts = {});
 
 }  // namespace saturn::http

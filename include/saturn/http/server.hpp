@@ -30,6 +30,7 @@
 #include <saturn/sync/semaphore.hpp>
 #include <saturn/task/scheduler.hpp>
 #include <saturn/task/task.hpp>
+#include <saturn/tls/context.hpp>
 
 #include <saturn/detail/atomic.hpp>
 #include <chrono>
@@ -71,6 +72,7 @@ struct server_options {
 
 namespace detail {
 struct connection_registry;
+struct conn_entry;
 }
 
 /// See the file comment.
@@ -93,6 +95,12 @@ class server {
   /// the connection limit, the timeouts and stop(); each returns once every connection has
   /// ended. All serve() calls run on the same scheduler.
   task<result<void>> serve(net::tcp_listener& listener);
+  /// As serve(listener), over TLS: every connection accepted from `listener` handshakes
+  /// with `tls` (a server context; the header timeout bounds the handshake) before its
+  /// first request. ALPN, if the context has a list, must offer "http/1.1". A response
+  /// that switches protocols (101) cannot be sent over TLS yet and becomes 501. `tls` must
+  /// outlive the call. Plain and TLS listeners may be served by one server.
+  task<result<void>> serve(net::tcp_listener& listener, const tls::context& tls);
   /// Ends serve(): stops accepting, cancels the handlers in flight (their awaits end with
   /// std::errc::operation_canceled) and closes every connection. Any thread; does not
   /// suspend or wait (serve() returns once the connections have ended).
@@ -103,7 +111,13 @@ class server {
   const server_options& options() const noexcept { return m_opts; }
 
  private:
+  task<result<void>> serve_on(net::tcp_listener& listener, const tls::context* tls);
   task<void> serve_connection(net::tcp_stream s);
+  task<void> serve_tls_connection(net::tcp_stream s, const tls::context* ctx);
+  /// One connection's protocol over its transport (src/http/conn_io.hpp), defined and
+  /// instantiated in connection.cpp.
+  template <class Io>
+  task<void> run_connection(Io& io, detail::conn_entry& entry);
   task<void> sweep();
   /// Records the time of the first stop (the start of stop_grace); stopping() from then
   /// on. Any thread.
