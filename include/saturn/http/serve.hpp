@@ -68,7 +68,10 @@ result<void> serve(thread_pool& pool, const router& routes, const net::address& 
 /// timeouts and stop. on_listening is called once per endpoint, in order. Returns the
 /// first bind error before serving anything.
 ///
+///     saturn::thread_pool pool;
+///     saturn::http::router routes;
 ///     auto ctx = saturn::tls::context::server({.certificates = {{"cert.pem", "key.pem"}}, .alpn = {"http/1.1"}});
+///     if (!ctx) return;  // the error names the file and OpenSSL's reason
 ///     std::vector<saturn::http::endpoint> eps{{saturn::net::address::loopback_v4(8080)},
 ///                                             {saturn::net::address::loopback_v4(8443), std::move(*ctx)}};
 ///     auto served = saturn::http::serve(pool, routes, eps);

@@ -3,11 +3,12 @@
 /// from tasks exactly like the socket: handshake, read, write / writev, shutdown
 /// (close_notify), close.
 ///
-///     auto tls = saturn::tls::stream::client(ctx, std::move(*tcp), "example.com");
-///     auto hs = co_await tls->handshake(std::chrono::seconds(5));
-///     if (!hs) ...  // "tls handshake (certificate verify): certificate has expired"
-///     co_await tls->write(bytes);
-///     auto n = co_await tls->read(buf);  // 0: the peer's close_notify
+///     auto s = saturn::tls::stream::client(ctx, std::move(*tcp), "example.com");
+///     if (!s) co_return s.err();
+///     auto hs = co_await s->handshake(std::chrono::seconds(5));
+///     if (!hs) co_return hs.err();  // "tls handshake (certificate verify): certificate has expired"
+///     auto sent = co_await s->write(bytes);
+///     auto n = co_await s->read(buf);  // 0: the peer's close_notify
 ///
 /// All I/O goes through saturn's ring: OpenSSL never sees the socket. It reads and writes
 /// through a BIO over two buffers of the stream (src/tls/ring_bio.cpp), and the stream

@@ -2,3 +2,4 @@
 #include <saturn/http.hpp>
 #include <saturn/sched.hpp>
 #include <cstdio>
+#include <vector>

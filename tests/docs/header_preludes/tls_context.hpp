@@ -1,0 +1,3 @@
+// wrap: function
+#include <saturn/tls.hpp>
+#include <cstdio>
