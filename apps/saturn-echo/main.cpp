@@ -1,17 +1,22 @@
 // saturn-echo: the contract's TCP echo server (docs/workloads.md, "echo").
 //
 //   saturn-echo --port P --threads W [--accept shared|reuseport]
+//               [--tls --tls-cert CERT.pem --tls-key KEY.pem]
 //
 // Binds 127.0.0.1:P, runs a thread_pool in io mode with W workers, one task per
 // connection. Each connection task receives through the loop's provided-buffer ring
 // (multishot receive: no SQE per message, no buffer per idle connection) and sends the
 // bytes straight back from the buffer they arrived in (nothing copied, nothing allocated
 // per message). It raises its soft RLIMIT_NOFILE to the hard limit at start (one
-// descriptor per connection). SIGTERM/SIGINT stop it cleanly: the pool cancels all I/O and joins.
-// Exit status: 0 after SIGTERM/SIGINT, 1 when the port cannot be bound, 2 on a bad
-// command line (an out-of-range value is refused, never wrapped or clamped).
+// descriptor per connection). With --tls every connection handshakes TLS first (10 s at
+// most) and echoes the plaintext: reads of up to 16 KiB decrypted into one buffer per
+// connection, each written back as records (tls/stream.hpp). SIGTERM/SIGINT stop it cleanly: the pool cancels all I/O and joins.
+// Exit status: 0 after SIGTERM/SIGINT, 1 when the port cannot be bound or the certificate
+// cannot be loaded, 2 on a bad command line (an out-of-range value is refused, never
+// wrapped or clamped).
 #include <saturn/net.hpp>
 #include <saturn/sched/thread_pool.hpp>
+#include <saturn/tls.hpp>
 
 #include <CLI/CLI.hpp>
 
@@ -26,7 +31,9 @@
 #include <thread>
 #include <cstdio>
 #include <optional>
+#include <span>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -43,16 +50,45 @@ saturn::task<void> echo_connection(saturn::net::tcp_stream s) {
   }
 }
 
+saturn::task<void> echo_tls_connection(saturn::net::tcp_stream s, const saturn::tls::context* ctx) {
+  auto t = saturn::tls::stream::server(*ctx, std::move(s));
+  if (!t)
+    co_return;
+  auto hs = t->handshake(std::chrono::seconds(10));
+  auto shaken = co_await std::move(hs);
+  if (!shaken)
+    co_return;  // garbage, a timeout, an alert: drop the connection
+  std::vector<std::byte> buf(16 * 1024);
+  for (;;) {
+    auto rd = t->read(buf);
+    auto n = co_await std::move(rd);
+    if (!n || *n == 0)
+      break;  // close_notify, truncation or error
+    auto wr = t->write(std::span(buf).first(*n));
+    auto w = co_await std::move(wr);
+    if (!w)
+      break;
+  }
+  auto sh = t->shutdown();
+  (void)co_await std::move(sh);
+  auto cl = t->close();
+  (void)co_await cl;
+}
+
 // With one SO_REUSEPORT listener per worker, each listener's accept loop is placed on its
 // own worker (thread_pool::spawn_on), so its multishot accept lives in that worker's ring.
-saturn::task<void> accept_loop(saturn::thread_pool& pool, saturn::net::tcp_listener listener) {
+saturn::task<void> accept_loop(saturn::thread_pool& pool, saturn::net::tcp_listener listener,
+                               const saturn::tls::context* tls) {
   for (;;) {
     auto c = co_await listener.accept();
     if (!c) {
       std::fprintf(stderr, "saturn-echo: %s\n", c.err().message().c_str());
       co_return;
     }
-    (void)pool.spawn(echo_connection(std::move(*c)));  // detached: the handle is dropped
+    if (tls != nullptr)
+      (void)pool.spawn(echo_tls_connection(std::move(*c), tls));  // detached: the handle is dropped
+    else
+      (void)pool.spawn(echo_connection(std::move(*c)));
   }
 }
 
@@ -103,12 +139,19 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--buffer-size", buffer_size, "bytes per receive buffer")->check(CLI::Range(1u, 1u << 20))->capture_default_str();
   app.add_option("--spin-us", spin_us, "how long an idle worker polls before parking, in microseconds")->capture_default_str();
+  bool use_tls = false;
+  std::string tls_cert, tls_key;
+  app.add_flag("--tls", use_tls, "serve TLS (1.2 and 1.3) with --tls-cert and --tls-key");
+  app.add_option("--tls-cert", tls_cert, "PEM certificate chain for --tls");
+  app.add_option("--tls-key", tls_key, "PEM private key for --tls");
   bool steal_io = false;
   app.add_flag("--steal-io-wakeups", steal_io, "A/B: let other workers steal tasks their ring woke (pin_io_wakeups off)");
   app.footer("SIGTERM/SIGINT close every connection and exit 0. Exit status 1: the port cannot be bound or the workers cannot start; 2: bad arguments.");
   // The ring starts at --buffers and only grows: a start above the most it may grow to is
   // a contradiction, refused like any other bad value.
   app.callback([&] {
+    if (use_tls && (tls_cert.empty() || tls_key.empty()))
+      throw CLI::ValidationError("--tls", "needs --tls-cert and --tls-key");
     if (buffers > max_buffers)
       throw CLI::ValidationError("--buffers", std::to_string(buffers) + " is more than --max-buffers " +
                                                    std::to_string(max_buffers) + "; raise --max-buffers or lower --buffers");
@@ -118,6 +161,16 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     const int code = app.exit(e);  // prints the help, or the error and a hint
     return code == 0 ? 0 : 2;       // CLI11's own codes (104-113) are not the usage convention
+  }
+
+  std::optional<saturn::tls::context> tls;
+  if (use_tls) {
+    auto made = saturn::tls::context::server({.certificates = {{tls_cert, tls_key}}});
+    if (!made) {
+      std::fprintf(stderr, "saturn-echo: %s\n", made.err().message().c_str());
+      return 1;
+    }
+    tls.emplace(std::move(*made));
   }
 
   (void)apps::raise_nofile();  // one descriptor per connection: take what the hard limit allows
@@ -151,7 +204,7 @@ int main(int argc, char** argv) {
       return 1;
     }
     for (unsigned i = 0; i < bound->size(); ++i)  // listener i's accept loop on worker i
-      (void)pool.spawn_on(i, accept_loop(pool, std::move((*bound)[i])));
+      (void)pool.spawn_on(i, accept_loop(pool, std::move((*bound)[i]), tls ? &*tls : nullptr));
     int sig = 0;
     sigwait(&stop_set, &sig);
   }
