@@ -66,6 +66,9 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--threads", threads, "worker threads (default: the CPUs this process may use)")
       ->transform(apps::decimal())->check(CLI::Range(1u, 255u))->capture_default_str();
+  unsigned spin_us = 50;
+  app.add_option("--spin-us", spin_us, "how long an idle worker polls before parking, in microseconds")
+      ->check(CLI::Range(0u, 100000u))->capture_default_str();
   app.add_option("--max-connections", opts.max_connections, "accepting pauses at this many open connections")
       ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 24))->capture_default_str();
   app.add_option("--max-body", cfg.max_body, "largest /upload body in bytes, streamed (413 above)")
@@ -103,7 +106,7 @@ int main(int argc, char** argv) {
                         {.threads = threads,
                          .mode = saturn::pool_mode::io,
                          .loop = {},
-                         .spin_before_park_us = 50,
+                         .spin_before_park_us = spin_us,
                          .max_blocking_threads = 64,
                          .pin_io_wakeups = true},
                         "saturn-arena"))

@@ -9,7 +9,7 @@
 // bytes straight back from the buffer they arrived in (nothing copied, nothing allocated
 // per message). It raises its soft RLIMIT_NOFILE to the hard limit at start (one
 // descriptor per connection). With --tls every connection handshakes TLS first (10 s at
-// most) and echoes the plaintext: reads of up to 16 KiB decrypted into one buffer per
+// most) and echoes the plaintext: reads of up to 64 KiB decrypted into one buffer per
 // connection, each written back as records (tls/stream.hpp). SIGTERM/SIGINT stop it cleanly: the pool cancels all I/O and joins.
 // Exit status: 0 after SIGTERM/SIGINT, 1 when the port cannot be bound or the certificate
 // cannot be loaded, 2 on a bad command line (an out-of-range value is refused, never
@@ -58,7 +58,7 @@ saturn::task<void> echo_tls_connection(saturn::net::tcp_stream s, const saturn::
   auto shaken = co_await std::move(hs);
   if (!shaken)
     co_return;  // garbage, a timeout, an alert: drop the connection
-  std::vector<std::byte> buf(16 * 1024);
+  std::vector<std::byte> buf(64 * 1024);  // several records a read (tls::stream::read)
   for (;;) {
     auto rd = t->read(buf);
     auto n = co_await std::move(rd);

@@ -4,6 +4,7 @@
 # Builds the peer programs of `make bench` into OUTDIR (the runner uses build/peers):
 #   OUTDIR/bin/<suite>-<runtime>   the peers (spawn-tokio, echo-asio, http-nginx, ...)
 #   OUTDIR/bin/echo-load           the echo suite's load generator (the runner's own)
+#   OUTDIR/bin/tls-load            TLS handshakes/s and bulk MB/s against TLS echo servers
 #   OUTDIR/share/peers/wrk/*.lua   the http suite's wrk scripts (the runner's own)
 #   OUTDIR/build.log               what every language's build printed
 #
@@ -84,6 +85,21 @@ tools() {
                 rm -f "$dst.tmp"
                 log "tools: echo-load FAILED (see $build_log; needs g++)"
                 failed+=("echo-load")
+            fi
+        fi
+    fi
+    if want echo; then
+        # tls-load: the TLS measurements (handshakes/s, bulk MB/s) against the echo
+        # servers run with TLS (saturn-echo --tls and the peers' TLS modes).
+        local tsrc=$here/load/tls_load.cpp tdst=$out/bin/tls-load
+        if [ ! -x "$tdst" ] || [ "$tsrc" -nt "$tdst" ] || [ "$here/build.sh" -nt "$tdst" ]; then
+            log "tools: tls-load (g++ -O2, OpenSSL)"
+            if g++ -std=c++20 -O2 -DNDEBUG -pthread -Wall -Wextra -o "$tdst.tmp" "$tsrc" -lssl -lcrypto >> "$build_log" 2>&1; then
+                mv "$tdst.tmp" "$tdst"
+            else
+                rm -f "$tdst.tmp"
+                log "tools: tls-load FAILED (see $build_log; needs g++ and libssl-dev)"
+                failed+=("tls-load")
             fi
         fi
     fi

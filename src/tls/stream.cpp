@@ -78,16 +78,19 @@ error failure(stream_state& st, int e, const char* op) {
 /// Receives more ciphertext: false at end of stream.
 task<result<bool>> fill(stream_state& st) {
   detail::io_buffers& io = st.io;
-  if (!io.in)
-    io.in = std::make_unique<std::byte[]>(detail::io_buffers::k_in_cap);
+  if (!io.in) {
+    io.in_cap = detail::io_buffers::k_in_small;
+    io.in.reset(new std::byte[io.in_cap]);  // not zeroed: only received bytes are read
+  }
   if (io.in_pos > 0) {
     std::memmove(io.in.get(), io.in.get() + io.in_pos, io.in_len - io.in_pos);
     io.in_len -= io.in_pos;
     io.in_pos = 0;
   }
-  if (io.in_len == detail::io_buffers::k_in_cap)
+  if (io.in_len == io.in_cap)
     co_return true;  // OpenSSL has a full buffer to read first
-  auto rv = st.sock.recv(std::span<std::byte>(io.in.get() + io.in_len, detail::io_buffers::k_in_cap - io.in_len));
+  const std::size_t room = io.in_cap - io.in_len;
+  auto rv = st.sock.recv(std::span<std::byte>(io.in.get() + io.in_len, room));
   auto got = co_await rv;
   if (!got)
     co_return got.err();
@@ -96,6 +99,15 @@ task<result<bool>> fill(stream_state& st) {
     co_return false;
   }
   io.in_len += *got;
+  if (*got == room && io.in_cap < detail::io_buffers::k_in_large) {
+    // The peer sends faster than one buffer a receive: a bulk transfer.
+    std::unique_ptr<std::byte[]> big(new std::byte[detail::io_buffers::k_in_large]);
+    std::memcpy(big.get(), io.in.get() + io.in_pos, io.in_len - io.in_pos);
+    io.in_len -= io.in_pos;
+    io.in_pos = 0;
+    io.in = std::move(big);
+    io.in_cap = detail::io_buffers::k_in_large;
+  }
   co_return true;
 }
 
@@ -254,8 +266,21 @@ task<result<std::size_t>> stream::read(std::span<std::byte> buf) {
         }
       }
     }
-    if (e == SSL_ERROR_NONE)
-      co_return got;
+    if (e == SSL_ERROR_NONE) {
+      // More records already received: decrypt them into the rest of `buf` without
+      // suspending (one caller's read then takes several records, and its write sends
+      // them on together).
+      std::size_t total = got;
+      while (total < buf.size() && (SSL_pending(st.ssl) > 0 || st.io.in_len - st.io.in_pos >= 5)) {
+        std::size_t more = 0;
+        if (SSL_read_ex(st.ssl, buf.data() + total, buf.size() - total, &more) != 1) {
+          ERR_clear_error();  // WANT_READ (a partial record) or an error the next read reports
+          break;
+        }
+        total += more;
+      }
+      co_return total;
+    }
     if (e == SSL_ERROR_ZERO_RETURN)
       co_return std::size_t{0};  // close_notify
     if (e == SSL_ERROR_WANT_WRITE)

@@ -20,9 +20,13 @@ namespace saturn::tls::detail {
 /// sends [out_pos, out.size()).
 struct io_buffers {
   /// Room for a full TLS record (16 KiB of plaintext, 256 bytes of expansion, the header)
-  /// and the start of the next.
-  static constexpr std::size_t k_in_cap = 18 * 1024;
+  /// and the start of the next: what a connection of small requests needs.
+  static constexpr std::size_t k_in_small = 18 * 1024;
+  /// A bulk transfer (a receive that filled the buffer) moves to this size: four records
+  /// per receive instead of one.
+  static constexpr std::size_t k_in_large = 66 * 1024;
   std::unique_ptr<std::byte[]> in;  // allocated at the first receive
+  std::size_t in_cap = 0;
   std::size_t in_pos = 0, in_len = 0;
   std::string out;
   std::size_t out_pos = 0;
