@@ -5,7 +5,7 @@ TLS behaviour issue #26 asks for.
 Run by run_validate.sh with ARENA_TLS=1, which starts the server with a CA-signed RSA-2048
 certificate for localhost / 127.0.0.1 and passes ARENA_TLS_PORT and ARENA_CERTS.
 
-Clients: curl (OpenSSL), openssl s_client (TLS 1.2 and 1.3, ALPN, resumption, refused
+Clients: testssl.sh (-p -f -U: nothing VULNERABLE or NOT ok), curl (OpenSSL), openssl s_client (TLS 1.2 and 1.3, ALPN, resumption, refused
 renegotiation, refused old protocols and ciphers), Python's ssl module, and gnutls-cli
 (a second TLS implementation). Raw sockets play the hostile peers: garbage instead of a
 ClientHello, a record header then silence (other handshakes go on meanwhile), a client
@@ -215,6 +215,21 @@ class Checks:
         ok = re.search(r"\r?\n\r?\n42", out) is not None and want in out
         return ok, f"{want}: " + ("answered 42" if ok else out[-500:])
 
+    # ---- testssl.sh ----
+    def testssl(self):
+        exe = shutil.which("testssl") or shutil.which("testssl.sh")
+        if exe is None:
+            return None, "testssl.sh not installed (Debian package testssl.sh)"
+        p = subprocess.run([exe, "-p", "-f", "-U", "--color", "0", "--warnings", "off", "--quiet",
+                            f"{self.host}:{self.port}"], capture_output=True, timeout=600)
+        out = p.stdout.decode("utf-8", "replace")
+        bad = [l.strip() for l in out.splitlines()
+               if re.search(r"(?<!not )VULNERABLE|NOT ok", l)
+               or re.match(r"\s*(SSLv2|SSLv3|TLS 1|TLS 1\.1)\s+offered", l)]
+        if "Done" not in out:
+            return False, "testssl.sh did not finish: " + out[-300:]
+        return not bad, "; ".join(bad) if bad else "-p -f -U: nothing VULNERABLE or NOT ok, nothing below TLS 1.2"
+
     # ---- hostile peers ----
     def garbage_closed(self):
         with socket.create_connection((self.host, self.port), timeout=5) as s:
@@ -296,6 +311,7 @@ def main():
     c.run("python ssl close_notify on Connection: close", c.python_clean_close)
     c.run("gnutls-cli TLS 1.3", lambda: c.gnutls("NORMAL", "TLS1.3"))
     c.run("gnutls-cli TLS 1.2", lambda: c.gnutls("NORMAL:-VERS-TLS1.3", "TLS1.2"))
+    c.run("testssl.sh protocols, forward secrecy, vulnerabilities", c.testssl)
     c.run("garbage instead of ClientHello closed", c.garbage_closed)
     c.run("silent handshakes do not block others", c.silent_peer_does_not_block_others)
     c.run("abandoned handshakes", c.vanishing_client)
