@@ -80,6 +80,17 @@ task<bool> read_into(Io& io, detail::conn_buffer& in, bool multishot, bool pinne
       co_return in.append(*got);
     }
   }
+  if constexpr (Io::tls) {
+    if (in.empty()) {
+      // Idle: wait for ciphertext before taking the receive buffer (released while the
+      // connection waited; see the loop below), so an idle TLS connection holds neither
+      // that buffer nor a plaintext one.
+      auto wait = io.t.wait_readable();
+      auto ready = co_await std::move(wait);
+      if (!ready)
+        co_return false;
+    }
+  }
   if (pinned ? !in.fits(max != 0 && max < 4096 ? max : 4096) : !in.reserve(4096))
     co_return false;
   std::span<std::byte> room = in.free_space();
@@ -524,7 +535,7 @@ task<void> server::run_connection(Io& io, detail::conn_entry& entry) {
     if (stopping())
       break;
     bool was_empty = in.empty();
-    if (was_empty && multishot)
+    if (was_empty && (multishot || Io::tls))
       in.release();  // an idle connection holds no receive buffer (conn_buffer.hpp)
     auto more = read_into(io, in, multishot, false);
     bool got = co_await std::move(more);

@@ -79,7 +79,7 @@ error failure(stream_state& st, int e, const char* op) {
 task<result<bool>> fill(stream_state& st) {
   detail::io_buffers& io = st.io;
   if (!io.in) {
-    io.in_cap = detail::io_buffers::k_in_small;
+    io.in_cap = detail::io_buffers::k_in_idle;
     io.in.reset(new std::byte[io.in_cap]);  // not zeroed: only received bytes are read
   }
   if (io.in_pos > 0) {
@@ -100,13 +100,16 @@ task<result<bool>> fill(stream_state& st) {
   }
   io.in_len += *got;
   if (*got == room && io.in_cap < detail::io_buffers::k_in_large) {
-    // The peer sends faster than one buffer a receive: a bulk transfer.
-    std::unique_ptr<std::byte[]> big(new std::byte[detail::io_buffers::k_in_large]);
+    // The receive filled the buffer: a record larger than the idle size, or a bulk
+    // transfer (the peer sends faster than one buffer a receive). The next size up.
+    const std::size_t cap = io.in_cap < detail::io_buffers::k_in_small ? detail::io_buffers::k_in_small
+                                                                         : detail::io_buffers::k_in_large;
+    std::unique_ptr<std::byte[]> big(new std::byte[cap]);
     std::memcpy(big.get(), io.in.get() + io.in_pos, io.in_len - io.in_pos);
     io.in_len -= io.in_pos;
     io.in_pos = 0;
     io.in = std::move(big);
-    io.in_cap = detail::io_buffers::k_in_large;
+    io.in_cap = cap;
   }
   co_return true;
 }
@@ -215,6 +218,9 @@ task<result<void>> stream::handshake(std::chrono::milliseconds timeout) {
     }
     if (r == 1) {
       st.established = true;
+      // The handshake's flights (a certificate chain) need not stay allocated.
+      std::string().swap(st.io.out);
+      st.io.out_pos = 0;
       break;
     }
     if (e == SSL_ERROR_WANT_WRITE)
@@ -299,6 +305,27 @@ task<result<std::size_t>> stream::read(std::span<std::byte> buf) {
     // At end of stream the next SSL_read reports what it means: close_notify already
     // read gives 0, anything else truncation.
   }
+}
+
+task<result<void>> stream::wait_readable() {
+  stream_state& st = *m_s;
+  if (!st.established || st.failed)
+    co_return error{std::make_error_code(std::errc::not_connected), "tls read"};
+  if (SSL_pending(st.ssl) > 0 || st.io.in_len > st.io.in_pos || st.io.eof)
+    co_return result<void>{};
+  if (st.io.in && st.io.in_cap > detail::io_buffers::k_in_idle) {
+    // Going idle: wait with the small buffer (a large one came from a bulk transfer).
+    st.io.in.reset();
+    st.io.in_cap = st.io.in_pos = st.io.in_len = 0;
+  }
+  auto rx = fill(st);
+  auto got = co_await std::move(rx);
+  if (!got) {
+    if (!(got.err() == std::errc::timed_out))
+      st.failed = true;
+    co_return got.err();
+  }
+  co_return result<void>{};  // bytes, or end of stream: read() says which
 }
 
 result<void> stream::encrypt(std::span<const std::byte> buf) {

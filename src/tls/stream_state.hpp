@@ -19,8 +19,11 @@ namespace saturn::tls::detail {
 /// stream receives into [in_len, in_cap). OpenSSL appends records to `out`; the stream
 /// sends [out_pos, out.size()).
 struct io_buffers {
+  /// What a connection waiting for its next small request holds: a ClientHello or a
+  /// request of a few hundred bytes fits (an idle connection's memory is the target).
+  static constexpr std::size_t k_in_idle = 2 * 1024;
   /// Room for a full TLS record (16 KiB of plaintext, 256 bytes of expansion, the header)
-  /// and the start of the next: what a connection of small requests needs.
+  /// and the start of the next: where a receive that filled the idle buffer moves.
   static constexpr std::size_t k_in_small = 18 * 1024;
   /// A bulk transfer (a receive that filled the buffer) moves to this size: four records
   /// per receive instead of one.

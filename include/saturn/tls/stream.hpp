@@ -80,6 +80,13 @@ class stream {
   /// byte is waiting. With a read timeout on the socket, a read that gets nothing within it
   /// ends with std::errc::timed_out and the stream stays usable.
   task<result<std::size_t>> read(std::span<std::byte> buf);
+  /// Waits until read() has something to work on — ciphertext received, plaintext already
+  /// decrypted, or the end of the stream — without a plaintext buffer: a server holding
+  /// many idle connections takes its read buffer only once bytes are there. Waiting, the
+  /// stream holds only a small receive buffer. With a read timeout on the socket, ends with
+  /// std::errc::timed_out when nothing came within it (the stream stays usable). Suspends
+  /// unless something is there already.
+  task<result<void>> wait_readable();
   /// Encrypts and sends every byte of `buf` (records of up to 16 KiB); the byte count.
   /// Returns once the records are handed to the kernel. Suspends.
   task<result<std::size_t>> write(std::span<const std::byte> buf);
