@@ -43,8 +43,14 @@ struct stream_state {
   stream_state(const stream_state&) = delete;
   stream_state& operator=(const stream_state&) = delete;
   ~stream_state() {
-    if (ssl != nullptr)
-      SSL_free(ssl);  // and its BIO
+    if (ssl == nullptr)
+      return;
+    // OpenSSL drops the session of a connection freed before it sent close_notify (the
+    // TLS 1.0 rule). Since TLS 1.1 an unclosed connection may still be resumed (RFC 4346
+    // §7.2.1), and most peers just close: keep the session unless the connection failed.
+    if (established && !failed)
+      SSL_set_shutdown(ssl, SSL_get_shutdown(ssl) | SSL_SENT_SHUTDOWN);
+    SSL_free(ssl);  // and its BIO
   }
 
   std::shared_ptr<context_impl> ctx;

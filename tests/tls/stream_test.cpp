@@ -196,6 +196,20 @@ TEST(tls_stream, second_connection_resumes) {
   EXPECT_TRUE(y.srv.resumed);
 }
 
+TEST(tls_stream, session_survives_a_connection_closed_without_close_notify) {
+  saturn::runtime rt;
+  auto sctx = server_ctx();
+  auto cctx = client_ctx();
+  {
+    auto x = connect_pair(rt, sctx, cctx, "localhost");
+    ASSERT_TRUE(x.cli.handshake);
+    rt.block_on(exchange_byte(&x.server, &x.client));
+  }  // both ends destroyed: no close_notify was sent
+  auto y = connect_pair(rt, sctx, cctx, "localhost");
+  ASSERT_TRUE(y.cli.handshake) << y.cli.handshake.err().message();
+  EXPECT_TRUE(y.cli.resumed) << "OpenSSL drops such sessions unless told the end was orderly";
+}
+
 TEST(tls_stream, untrusted_certificate_is_rejected_and_the_server_hears_the_alert) {
   saturn::runtime rt;
   auto sys = tls::context::client();  // the system store knows nothing of the test CA
