@@ -22,7 +22,7 @@
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-usage() { echo "usage: $0 OUTDIR [--quick] [loop|spawn|sched|ring|walk|echo|http ...]" >&2; exit 2; }
+usage() { echo "usage: $0 OUTDIR [--quick] [loop|spawn|sched|ring|walk|echo|http|tls ...]" >&2; exit 2; }
 log() { echo "build-native.sh: $*" >&2; }
 [ $# -ge 1 ] || usage
 case "$1" in -*) usage ;; esac
@@ -34,11 +34,11 @@ suites=()
 for a in "$@"; do
     case "$a" in
         --quick) quick=1 ;;
-        loop | spawn | sched | ring | walk | echo | http) suites+=("$a") ;;
+        loop | spawn | sched | ring | walk | echo | http | tls) suites+=("$a") ;;
         *) log "unknown suite or flag: $a"; usage ;;
     esac
 done
-[ ${#suites[@]} -gt 0 ] || suites=(loop spawn sched ring echo http)
+[ ${#suites[@]} -gt 0 ] || suites=(loop spawn sched ring echo http tls)
 want() { local s; for s in "${suites[@]}"; do [ "$s" = "$1" ] && return 0; done; return 1; }
 started=$(date +%s)
 
@@ -58,6 +58,7 @@ want loop && need_lib liburing-dev
 want ring && { need_tool erlc erlang-base; need_tool erl erlang-base; }
 want echo && { need_lib libboost-dev; need_lib libuv1-dev; need_tool "$CC" gcc; }
 want http && { need_lib libboost-dev; need_tool node nodejs; need_tool nginx nginx; }
+want tls && need_tool node nodejs
 if [ ${#need_pkgs[@]} -gt 0 ]; then
     missing=$(printf '%s\n' "${need_pkgs[@]}" | sort -u | tr '\n' ' ')
     log "missing Debian package(s): ${missing% } (apt-get install ${missing% }; scripts/deps bench installs them)"
@@ -161,6 +162,15 @@ if want http; then
         failed=$((failed + 1))
     fi
     install_file 755 "$here/http/nginx/http-nginx.sh" "$bin/http-nginx"
+fi
+if want tls; then
+    if node --check "$here/tls/node/server.js"; then
+        install_file 644 "$here/tls/node/server.js" "$share/tls-node/server.js"
+        install_file 755 "$here/tls/node/tls-node.sh" "$bin/tls-node"
+    else
+        log "tls-node: server.js does not parse with $(node --version)"
+        failed=$((failed + 1))
+    fi
 fi
 
 if [ "$failed" -gt 0 ]; then

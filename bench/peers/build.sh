@@ -20,7 +20,7 @@
 set -uo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-ALL_SUITES=(loop spawn sched ring walk echo http)
+ALL_SUITES=(loop spawn sched ring walk echo http tls)
 usage() { echo "usage: $0 OUTDIR [--quick] [${ALL_SUITES[*]} ...]" >&2; exit 2; }
 [ $# -ge 1 ] || usage
 case "$1" in -*) usage ;; esac
@@ -32,7 +32,7 @@ suites=()
 for a in "$@"; do
     case "$a" in
         --quick) quick=(--quick) ;;
-        loop|spawn|sched|ring|walk|echo|http) suites+=("$a") ;;
+        loop|spawn|sched|ring|walk|echo|http|tls) suites+=("$a") ;;
         *) echo "build.sh: unknown suite or option: $a" >&2; usage ;;
     esac
 done
@@ -88,7 +88,7 @@ tools() {
             fi
         fi
     fi
-    if want echo; then
+    if want echo || want tls; then
         # tls-load: the TLS measurements (handshakes/s, bulk MB/s) against the echo
         # servers run with TLS (saturn-echo --tls and the peers' TLS modes).
         local tsrc=$here/load/tls_load.cpp tdst=$out/bin/tls-load
@@ -116,8 +116,8 @@ tools() {
 log "building peers for ${suites[*]}${quick:+ (quick)} into $out"
 tools
 rust=$(pick spawn sched walk echo http)
-go=$(pick spawn sched ring walk echo http)
-native=$(pick loop spawn sched ring echo http)
+go=$(pick spawn sched ring walk echo http tls)
+native=$(pick loop spawn sched ring echo http tls)
 # shellcheck disable=SC2086  # the suite lists are meant to split into words
 {
     [ -z "$native" ] || step native build-native.sh "${quick[@]}" $native

@@ -11,6 +11,8 @@ short reason. The rules follow docs/workloads.md and what the peer programs prin
   ring   checksum == N * LAPS of the rung that was asked for
   walk   printed files / directories == the expected counts (checked in walk.py)
   echo   msgs > 0 (echo-load itself exits non-zero on any wrong byte)
+  tls    conns_per_sec (or mb_per_sec for bulk) > 0 (tls-load checks every echo byte and
+         that an offered session was resumed, and exits non-zero otherwise)
   http   errors == 0 and non2xx == 0; delay: the fastest response (min_us) took at least
          delay_ms (no answer early)
 """
@@ -123,9 +125,19 @@ def check_walk(rec: dict, ctx: dict) -> str | None:
     return None
 
 
+def check_tls(rec: dict, ctx: dict) -> str | None:
+    """tls-load exits non-zero on any wrong byte, failed handshake or session not resumed;
+    a record must still carry its rate."""
+    key = "mb_per_sec" if rec.get("scenario") == "bulk" else "conns_per_sec"
+    v = rec.get(key)
+    if not is_number(v) or v <= 0:
+        return f"no positive {key}"
+    return None
+
+
 CHECKS = {
     "loop": check_loop, "spawn": check_spawn, "sched": check_sched, "ring": check_ring,
-    "echo": check_echo, "http": check_http, "walk": check_walk,
+    "echo": check_echo, "http": check_http, "walk": check_walk, "tls": check_tls,
 }
 
 

@@ -12,7 +12,7 @@ import math
 HIGHER = "higher"
 LOWER = "lower"
 
-_HIGHER = {"ops_per_sec", "msgs_per_sec", "rps", "hops_per_sec"}
+_HIGHER = {"ops_per_sec", "msgs_per_sec", "rps", "hops_per_sec", "conns_per_sec", "mb_per_sec"}
 
 UNITS = {
     "ops_per_sec": "ops/s", "msgs_per_sec": "msgs/s", "rps": "req/s", "hops_per_sec": "hops/s",
@@ -23,7 +23,8 @@ UNITS = {
     "wall_s": "wall s", "server_cpu_us_per_msg": "server CPU µs/msg",
     "server_cpu_us_per_req": "server CPU µs/req", "min_us": "fastest µs",
     "sys_getdents64": "getdents64", "sys_openat": "openat(2)", "sys_futex": "futex",
-    "sys_sched_yield": "sched_yield",
+    "sys_sched_yield": "sched_yield", "conns_per_sec": "handshakes/s", "mb_per_sec": "MB/s",
+    "server_cpu_us_per_op": "server CPU µs/handshake", "server_cpu_us_per_mib": "server CPU µs/MiB",
 }
 
 PERCENTILES = ("p50_us", "p95_us", "p99_us", "p999_us")

@@ -1,4 +1,4 @@
-"""The echo and http suites: one server, on 127.0.0.1, checked, loaded and stopped.
+"""The echo, http and tls suites: one server, on 127.0.0.1, checked, loaded and stopped.
 
 For one step (one runtime, one server thread count W):
 
@@ -16,6 +16,10 @@ For one step (one runtime, one server thread count W):
      then wrk runs the scenario (an unmeasured warm-up run, then SAMPLES measured runs,
      the median by rps reported with the min and max) with the scripts of
      bench/peers/wrk. A scenario whose route check fails is not loaded and is FAILED.
+     tls: the server gets a self-signed certificate (RSA-2048 or ECDSA P-256, made with
+     openssl) and tls-load (bench/peers/load) measures full and resumed handshakes per
+     second (each connection's echo checked) and bulk MB/s over one connection (every
+     byte checked, TLS_AES_128_GCM_SHA256 for every runtime).
   4. The server is stopped by its PID (SIGTERM; after 5 s SIGKILL to it and to any
      descendant it had, each identified by PID and start time). Only processes this
      module started are ever signalled.
@@ -413,10 +417,76 @@ def run_http(step: Step, run: SuiteRun, log_path: Path) -> tuple[list, dict]:
     return objs, reasons
 
 
+# ----------------------------------------------------------------- tls
+
+TLS_LOAD_THREADS = 2  # tls-load's handshake threads (sequential handshakes each)
+TLS_BULK_MIB = 256
+TLS_BULK_CIPHER = "TLS_AES_128_GCM_SHA256"  # every runtime on the same AEAD
+
+
+def tls_certs(folder: Path, kind: str) -> tuple[Path, Path]:
+    """A self-signed certificate for localhost / 127.0.0.1 of `kind` (rsa: RSA-2048, ecdsa:
+    ECDSA P-256), made once per results folder with openssl."""
+    crt, key = folder / f"{kind}.crt", folder / f"{kind}.key"
+    if crt.is_file() and key.is_file():
+        return crt, key
+    folder.mkdir(parents=True, exist_ok=True)
+    newkey = ["-newkey", "rsa:2048"] if kind == "rsa" else \
+        ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256"]
+    subprocess.run(["openssl", "req", "-x509", *newkey, "-nodes", "-keyout", str(key), "-out", str(crt),
+                    "-days", "2", "-subj", "/CN=localhost",
+                    "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1"],
+                   check=True, capture_output=True, timeout=60)
+    return crt, key
+
+
+def run_tls(step: Step, run: SuiteRun, log_path: Path) -> tuple[list, dict]:
+    """(JSON objects, {scenario: failure reason}) of one tls step: a TLS echo server with
+    one certificate kind, tls-load per scenario (handshakes/s, resumed, bulk MB/s)."""
+    load = run.paths.peer("tls-load")
+    if not load.is_file():
+        return [], {sc: f"load generator {load} not built" for sc in step.scenarios}
+    kind = step.context["cert"]
+    try:
+        crt, key = tls_certs(log_path.parent / "tls-certs", kind)
+    except (OSError, subprocess.SubprocessError) as e:
+        return [], {sc: f"openssl could not make the {kind} certificate: {e}" for sc in step.scenarios}
+    argv = [str(step.argv[0])] + (["--tls"] if step.runtime == "saturn" else []) + [
+        "--tls-cert", str(crt), "--tls-key", str(key)]
+    objs, reasons = [], {}
+    with Server(argv, step.threads, [], log_path) as server:
+        log(f"  {step.runtime}: pid {server.proc.pid}, 127.0.0.1:{server.port}, --threads {step.threads}, "
+            f"{kind} certificate")
+        for sc in step.scenarios:
+            if not server.alive():
+                reasons[sc] = "the server exited during an earlier scenario"
+                continue
+            p = run.params
+            pids = ",".join(str(pid) for pid in tree(server.proc.pid))
+            load_argv = [str(load), "--port", str(server.port), "--scenario", sc, "--runtime", step.runtime,
+                         "--server-pid", pids, "--proto", "echo", "--threads", str(TLS_LOAD_THREADS),
+                         "--duration", str(p.duration), "--warmup", str(p.warmup),
+                         "--samples", str(p.samples), "--cipher", TLS_BULK_CIPHER,
+                         "--bulk-mib", str(16 if p.smoke else TLS_BULK_MIB)]
+            wait_quiet(run.quiet_wait)
+            res = run_process(load_argv, timeout=120 + p.warmup + p.samples * p.duration, log_path=log_path,
+                              header=f"tls {step.runtime} {sc} round {step.round}")
+            obj, why = _one_object(res)
+            if not server.alive():
+                why = why or "the server exited during the run"
+            if obj is not None:
+                obj["cert"] = kind
+                objs.append(obj)
+            if why:
+                reasons[sc] = why
+    return objs, reasons
+
+
 def run_net(step: Step, run: SuiteRun, log_path: Path) -> tuple[list, dict]:
     raise_nofile()
     try:
-        return (run_echo if step.suite == "echo" else run_http)(step, run, log_path)
+        runner = {"echo": run_echo, "tls": run_tls}.get(step.suite, run_http)
+        return runner(step, run, log_path)
     except ServerError as e:
         return [], {sc: str(e) for sc in step.scenarios}
 

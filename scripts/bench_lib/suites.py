@@ -1,4 +1,4 @@
-"""The seven suites of docs/workloads.md: their programs, peers, parameters and steps.
+"""The suites of docs/workloads.md: their programs, peers, parameters and steps.
 
 A *step* is one run of one program (or one hyperfine / strace call for walk). A suite
 turns (runtime, configuration) into steps, one per *job*: the whole program (loop,
@@ -192,6 +192,28 @@ def http_steps(run: SuiteRun, rt: Runtime) -> list:
             for t in net_threads(run)]
 
 
+TLS_CERTS = ("ecdsa", "rsa")
+TLS_SCENARIOS = ("handshake_full_ecdsa", "handshake_resumed_ecdsa", "bulk",
+                 "handshake_full_rsa", "handshake_resumed_rsa")
+
+
+def tls_steps(run: SuiteRun, rt: Runtime) -> list:
+    """One server per certificate kind (all CPUs, shared with tls-load); bulk runs with the
+    ECDSA one only (the record cipher does not depend on the certificate)."""
+    steps = []
+    for kind in TLS_CERTS:
+        scenarios = tuple(sc for sc in TLS_SCENARIOS if sc.endswith("_" + kind) or (sc == "bulk" and kind == "ecdsa"))
+        if rt.name == "node":
+            # Node's TLS 1.3 tickets are single-use and a resumed connection gets no new
+            # one, so a client resumes every other connection at best (bench/peers/tls/node).
+            scenarios = tuple(sc for sc in scenarios if not sc.startswith("handshake_resumed"))
+        per = 0.7 + run.params.warmup + run.params.duration * run.params.samples
+        est = 1.0 + len(scenarios) * per
+        steps.append(Step(run.name, "net", rt.name, f"cert={kind}", [str(rt.path)], run.threads, est,
+                          timeout=0, scenarios=scenarios, context={"cert": kind}))
+    return steps
+
+
 # ----------------------------------------------------------------- interleaving
 
 def generic_plan_round(run: SuiteRun, rnd: int) -> list:
@@ -314,6 +336,23 @@ def _make_suites() -> dict:
                    "pipelined batch (wrk), indicative only. `fastest µs` is wrk's fastest "
                    "response; a delay/10 run whose fastest response took less than 10 ms "
                    "answered early and counts as FAILED, whichever server it was."),
+        Suite("tls", "tls — TLS handshakes and bulk transfer", "saturn-echo",
+              (("go", "tls-go"), ("node", "tls-node")),
+              quick=Params(rounds=2, samples=1, warmup=1, duration=2),
+              full=Params(rounds=5, samples=3, warmup=1, duration=2),
+              scenarios=TLS_SCENARIOS, make_steps=tls_steps,
+              figures={"*": ("conns_per_sec", "server_cpu_us_per_op"),
+                       "bulk": ("mb_per_sec", "server_cpu_us_per_mib")},
+              gate={"*": ("conns_per_sec", "server_cpu_us_per_op"), "bulk": ("mb_per_sec",)},
+              note="TLS echo servers (saturn-echo --tls, Go crypto/tls, Node tls) with a "
+                   "self-signed RSA-2048 or ECDSA P-256 certificate; tls-load (bench/peers/load, "
+                   "OpenSSL) makes sequential connections on 2 threads — a full handshake (or a "
+                   "resumed one), a 64-byte echo checked, close_notify — and, for bulk, sends "
+                   "256 MiB over one connection in 16 KiB records (TLS_AES_128_GCM_SHA256) while "
+                   "checking the echo. Server and load share the machine's CPUs. Node is not asked "
+                   "for resumed handshakes: its TLS 1.3 tickets are single-use and it sends no new "
+                   "one on a resumed connection. "
+                   "`server CPU µs/handshake` is the efficiency figure."),
     ]
     return {s.name: s for s in suites}
 
