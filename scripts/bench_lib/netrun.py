@@ -424,9 +424,20 @@ TLS_BULK_MIB = 256
 TLS_BULK_CIPHER = "TLS_AES_128_GCM_SHA256"  # every runtime on the same AEAD
 
 
-def tls_certs(folder: Path, kind: str) -> tuple[Path, Path]:
+_CERT_DIR: list = []  # one temporary folder per runner process, removed at exit
+
+
+def tls_certs(kind: str) -> tuple[Path, Path]:
     """A self-signed certificate for localhost / 127.0.0.1 of `kind` (rsa: RSA-2048, ecdsa:
-    ECDSA P-256), made once per results folder with openssl."""
+    ECDSA P-256), made once per runner process with openssl in a temporary folder (private
+    keys stay out of the results that are committed)."""
+    if not _CERT_DIR:
+        import atexit
+        import shutil
+        import tempfile
+        _CERT_DIR.append(Path(tempfile.mkdtemp(prefix="saturn-bench-tls-")))
+        atexit.register(shutil.rmtree, _CERT_DIR[0], True)
+    folder = _CERT_DIR[0]
     crt, key = folder / f"{kind}.crt", folder / f"{kind}.key"
     if crt.is_file() and key.is_file():
         return crt, key
@@ -448,7 +459,7 @@ def run_tls(step: Step, run: SuiteRun, log_path: Path) -> tuple[list, dict]:
         return [], {sc: f"load generator {load} not built" for sc in step.scenarios}
     kind = step.context["cert"]
     try:
-        crt, key = tls_certs(log_path.parent / "tls-certs", kind)
+        crt, key = tls_certs(kind)
     except (OSError, subprocess.SubprocessError) as e:
         return [], {sc: f"openssl could not make the {kind} certificate: {e}" for sc in step.scenarios}
     argv = [str(step.argv[0])] + (["--tls"] if step.runtime == "saturn" else []) + [
