@@ -69,7 +69,27 @@ TEST(server_cli_usage, saturn_echo_refuses_bad_arguments_with_exit_2) {
                                          {{"--port", "0x94A9"}, "--port"},
                                          {{"--port", "0112201"}, "--port"},
                                          {{"--port", "5000", "--threads", "0x2"}, "--threads"},
+                                         // TLS needs both files.
+                                         {{"--port", "5000", "--tls"}, "--tls"},
+                                         {{"--port", "5000", "--tls", "--tls-cert", "c.pem"}, "--tls"},
                                      });
+}
+
+// A certificate that cannot be loaded ends the program with status 1 and a message naming
+// the file: saturn-echo --tls, and saturn-arena when --tls-cert is given.
+TEST(server_cli_usage, tls_certificate_errors_name_the_file) {
+  const std::string dir = SATURN_BIN_DIR;
+  auto echo = saturn_test::run_program(dir + "/saturn-echo", {"--port", "5000", "--threads", "1", "--tls", "--tls-cert",
+                                                               "/nonexistent/cert.pem", "--tls-key", "/nonexistent/key.pem"});
+  EXPECT_EQ(echo.status, 1) << echo.err;
+  EXPECT_NE(echo.err.find("/nonexistent/cert.pem"), std::string::npos) << echo.err;
+  const std::string arena = dir + "/saturn-arena";
+  if (::access(arena.c_str(), X_OK) != 0)
+    GTEST_SKIP() << arena << " is not built";
+  auto a = saturn_test::run_program(arena, {"--port", "5002", "--tls-port", "5001", "--tls-cert", "/nonexistent/a.crt",
+                                            "--tls-key", "/nonexistent/a.key", "--threads", "1"});
+  EXPECT_EQ(a.status, 1) << a.err;
+  EXPECT_NE(a.err.find("/nonexistent/a.crt"), std::string::npos) << a.err;
 }
 
 // --help shows every tunable's default, so a user can see what a run without it used.
