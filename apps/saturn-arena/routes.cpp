@@ -97,7 +97,10 @@ task<response> upload(const request& req) {
 
 // echo-ws: every message back with its opcode, nothing unsolicited (the load generator
 // counts every frame it receives as an echo).
-task<void> echo_ws(saturn::http::websocket::session<saturn::net::tcp_stream&>& s) {
+/// Echoes every message: over ws:// (session<tcp_stream&>) and wss:// on the TLS port
+/// (session<tls_stream_ref>).
+template <class Session>
+task<void> echo_ws(Session& s) {
   for (;;) {
     auto m = co_await s.receive();
     if (!m || m->kind == saturn::http::websocket::message_kind::close)
@@ -108,7 +111,9 @@ task<void> echo_ws(saturn::http::websocket::session<saturn::net::tcp_stream&>& s
   }
 }
 
-task<response> ws(const request& req) { co_return saturn::http::websocket::accept(req, echo_ws); }
+task<response> ws(const request& req) {
+  co_return saturn::http::websocket::accept(req, [](auto& s) { return echo_ws(s); });
+}
 
 }  // namespace
 

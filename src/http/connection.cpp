@@ -19,8 +19,8 @@
 // costs one window. A handler that leaves part of the body unread ends the connection.
 //
 // The protocol is written once over its transport (conn_io.hpp): plain TCP or TLS. Over
-// TLS a response that switches protocols (101) is refused with 501: the upgraded protocols
-// take a plain tcp_stream.
+// TLS a response that switches protocols (101) runs its TLS handler (response::upgrade_tls,
+// websocket::accept sets one) and is refused with 501 when it has none.
 //
 // A handler runs under the server's stop context (server::stop() cancels its awaits);
 // the connection's own I/O runs under the root context, so its close is never skipped and
@@ -112,12 +112,12 @@ task<bool> read_into(Io& io, detail::conn_buffer& in, bool multishot, bool pinne
   co_return true;
 }
 
-/// A response that would switch protocols, over a transport that cannot hand its stream
-/// over (TLS): 501 instead, and the connection closes.
+/// A response that would switch protocols over TLS without a handler for a TLS stream:
+/// 501 instead, and the connection closes.
 template <class Io>
 void refuse_upgrade(response& resp) {
   if constexpr (Io::tls) {
-    if (resp.upgrade()) {
+    if (resp.upgrade() && !resp.upgrade_tls()) {
       resp = response(501, "text/plain", "protocol upgrade over TLS is not supported\n");
       resp.close = true;
     }
@@ -339,6 +339,7 @@ task<void> server::run_connection(Io& io, detail::conn_entry& entry) {
   std::string path_scratch;  // a path with %XX, normalized for routing (no '%': unused)
   bool open = true, linger = false;  // linger: we close first, gracefully
   upgrade_handler upgraded;          // set by a 101 answer: the protocol that takes over
+  tls_upgrade_handler upgraded_tls;  // the same over TLS (upgraded is set too, as the flag)
   const bool multishot = !Io::tls && m_opts.multishot_receive;
 
   const bool streams = m_router.streams_bodies();
@@ -418,8 +419,10 @@ task<void> server::run_connection(Io& io, detail::conn_entry& entry) {
             }
             if (resp->close)
               open = false;
-            else if (resp->upgrade() && resp->status == 101 && wo.keep_alive)
+            else if (resp->upgrade() && resp->status == 101 && wo.keep_alive) {
               upgraded = std::move(resp->upgrade());
+              upgraded_tls = std::move(resp->upgrade_tls());
+            }
           } else {
             write_error(out, 500, "handler failed", m_opts.server_name, wo.head);
             open = false;
@@ -475,8 +478,10 @@ task<void> server::run_connection(Io& io, detail::conn_entry& entry) {
           }
           if (resp.close)
             open = false;
-          else if (resp.upgrade() && resp.status == 101)
+          else if (resp.upgrade() && resp.status == 101) {
             upgraded = std::move(resp.upgrade());
+            upgraded_tls = std::move(resp.upgrade_tls());
+          }
         } catch (const std::exception&) {
           threw = true;
         }
@@ -515,13 +520,16 @@ task<void> server::run_connection(Io& io, detail::conn_entry& entry) {
       // socket is shut down), and the connection closes when it returns.
       entry.set(detail::conn_state::busy, detail::coarse_now_ms());
       std::span<const std::byte> leftover(reinterpret_cast<const std::byte*>(in.data()), in.size());
-      if constexpr (!Io::tls) {
-        try {
-          task<void> t = upgraded(io.socket(), leftover);
-          co_await saturn::detail::in_context_awaiter<void>{t.handle(), &m_stop_ctx};
-        } catch (const std::exception&) {
-          // The new protocol failed; nothing of HTTP can be said any more: just close.
-        }
+      try {
+        task<void> t = [&] {
+          if constexpr (Io::tls)
+            return upgraded_tls(io.t, leftover);
+          else
+            return upgraded(io.socket(), leftover);
+        }();
+        co_await saturn::detail::in_context_awaiter<void>{t.handle(), &m_stop_ctx};
+      } catch (const std::exception&) {
+        // The new protocol failed; nothing of HTTP can be said any more: just close.
       }
       break;
     }

@@ -215,6 +215,27 @@ class Checks:
         ok = re.search(r"\r?\n\r?\n42", out) is not None and want in out
         return ok, f"{want}: " + ("answered 42" if ok else out[-500:])
 
+    # ---- WebSocket over TLS ----
+    def wss_echo(self):
+        ctx = ssl.create_default_context(cafile=self.ca)
+        with socket.create_connection((self.host, self.port), timeout=10) as raw:
+            with ctx.wrap_socket(raw, server_hostname="localhost") as s:
+                s.sendall(b"GET /ws HTTP/1.1\r\nHost: localhost\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                          b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n")
+                buf = b""
+                while b"\r\n\r\n" not in buf:
+                    buf += s.recv(4096)
+                head, _, rest = buf.partition(b"\r\n\r\n")
+                if not head.startswith(b"HTTP/1.1 101") or b"s3pPLMBiTxaQ9kYGzzhZRbK+xOo=" not in head:
+                    return False, f"upgrade answered {head[:60]!r}"
+                payload, mask = b"wss through saturn", bytes([7, 13, 42, 99])
+                s.sendall(bytes([0x81, 0x80 | len(payload)]) + mask +
+                          bytes(b ^ mask[i % 4] for i, b in enumerate(payload)))
+                while len(rest) < 2 + len(payload):
+                    rest += s.recv(4096)
+        ok = rest[:2] == bytes([0x81, len(payload)]) and rest[2:2 + len(payload)] == payload
+        return ok, "text frame echoed over TLS" if ok else f"got {rest[:40]!r}"
+
     # ---- testssl.sh ----
     def testssl(self):
         exe = shutil.which("testssl") or shutil.which("testssl.sh")
@@ -308,6 +329,7 @@ def main():
     c.run("resumption TLS 1.2", lambda: c.resumption("-tls1_2"))
     c.run("renegotiation refused", c.renegotiation_refused)
     c.run("python ssl keep-alive", c.python_ssl)
+    c.run("WebSocket over TLS (wss://) echo", c.wss_echo)
     c.run("python ssl close_notify on Connection: close", c.python_clean_close)
     c.run("gnutls-cli TLS 1.3", lambda: c.gnutls("NORMAL", "TLS1.3"))
     c.run("gnutls-cli TLS 1.2", lambda: c.gnutls("NORMAL:-VERS-TLS1.3", "TLS1.2"))

@@ -8,6 +8,7 @@
 #include "tls/tls_test_support.hpp"
 
 #include <saturn/http/serve.hpp>
+#include <saturn/http/websocket.hpp>
 #include <saturn/task/join_handle.hpp>
 
 #include <openssl/err.h>
@@ -79,6 +80,14 @@ class blocking_tls {
         return {};
     }
   }
+  /// Exactly `n` bytes after what response() took (fewer at end of stream).
+  std::string take(std::size_t n) {
+    while (m_buf.size() < n && fill()) {
+    }
+    std::string out = m_buf.substr(0, n);
+    m_buf.erase(0, out.size());
+    return out;
+  }
   /// Reads to the end: 0 (close_notify), or the SSL error code.
   int read_to_end() {
     char buf[4096];
@@ -114,6 +123,26 @@ saturn::task<response> switcher(const request&, const route_params&) {
   co_return r;
 }
 
+/// Echoes WebSocket messages over either kind of session.
+template <class Session>
+saturn::task<void> ws_echo(Session& s) {
+  for (;;) {
+    auto m = co_await s.receive();
+    if (!m || m->kind == saturn::http::websocket::message_kind::close)
+      break;
+    auto sent = co_await s.echo(*m);
+    if (!sent)
+      break;
+  }
+}
+saturn::task<response> ws_route(const request& req, const route_params&) {
+  co_return saturn::http::websocket::accept(req, [](auto& s) { return ws_echo(s); });
+}
+saturn::task<response> ws_plain_only(const request& req, const route_params&) {
+  co_return saturn::http::websocket::accept(
+      req, [](saturn::http::websocket::session<saturn::net::tcp_stream&>& s) { return ws_echo(s); });
+}
+
 /// An HTTPS server (the test CA's localhost certificate) on 127.0.0.1:<ephemeral>.
 class https_server {
  public:
@@ -124,6 +153,8 @@ class https_server {
     m_routes.get("/seq/{n}", http_test::seq);
     m_routes.add("POST", "/echo", http_test::echo);
     m_routes.get("/switch", switcher);
+    m_routes.get("/ws", ws_route);
+    m_routes.get("/ws-plain", ws_plain_only);
     m_server.emplace(m_routes, std::move(opts));
     auto l = saturn::net::tcp_listener::bind(saturn::net::address::loopback_v4(0));
     if (!l)
@@ -217,6 +248,49 @@ TEST(https, protocol_switch_is_refused_over_tls) {
   blocking_tls c(srv.port());
   ASSERT_TRUE(c.ok());
   ASSERT_TRUE(c.send("GET /switch HTTP/1.1\r\nHost: localhost\r\n\r\n"));
+  auto [head, body] = c.response();
+  EXPECT_EQ(head.rfind("HTTP/1.1 501", 0), 0u) << head;
+}
+
+namespace {
+const char* const k_upgrade =
+    " HTTP/1.1\r\nHost: localhost\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+    "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n";
+
+/// A masked client text frame of `payload` (< 126 bytes).
+std::string masked_text(const std::string& payload) {
+  std::string f;
+  f.push_back(static_cast<char>(0x81));
+  f.push_back(static_cast<char>(0x80 | payload.size()));
+  const char mask[4] = {0x11, 0x22, 0x33, 0x44};
+  f.append(mask, 4);
+  for (std::size_t i = 0; i < payload.size(); ++i)
+    f.push_back(static_cast<char>(payload[i] ^ mask[i % 4]));
+  return f;
+}
+}  // namespace
+
+TEST(https, websocket_over_tls_echoes) {
+  https_server srv;
+  blocking_tls c(srv.port());
+  ASSERT_TRUE(c.ok());
+  ASSERT_TRUE(c.send(std::string("GET /ws") + k_upgrade + masked_text("hello over wss")));
+  auto [head, rest] = c.response();
+  ASSERT_EQ(head.rfind("HTTP/1.1 101", 0), 0u) << head;
+  EXPECT_NE(head.find("s3pPLMBiTxaQ9kYGzzhZRbK+xOo="), std::string::npos) << head;
+  // The server's frame: unmasked text, 14 bytes.
+  std::string frame = c.take(2 + 14);
+  ASSERT_EQ(frame.size(), 16u);
+  EXPECT_EQ(static_cast<unsigned char>(frame[0]), 0x81);
+  EXPECT_EQ(static_cast<unsigned char>(frame[1]), 14);
+  EXPECT_EQ(frame.substr(2), "hello over wss");
+}
+
+TEST(https, websocket_handler_for_plain_streams_only_is_501_over_tls) {
+  https_server srv;
+  blocking_tls c(srv.port());
+  ASSERT_TRUE(c.ok());
+  ASSERT_TRUE(c.send(std::string("GET /ws-plain") + k_upgrade));
   auto [head, body] = c.response();
   EXPECT_EQ(head.rfind("HTTP/1.1 501", 0), 0u) << head;
 }

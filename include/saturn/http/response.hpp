@@ -22,6 +22,9 @@
 namespace saturn::net {
 class tcp_stream;
 }  // namespace saturn::net
+namespace saturn::tls {
+class stream;
+}  // namespace saturn::tls
 
 namespace saturn::http {
 
@@ -30,6 +33,9 @@ namespace saturn::http {
 /// read from the socket, not yet consumed). It runs as the connection's task under the
 /// server's stop token; the connection closes when it returns.
 using upgrade_handler = std::function<task<void>(net::tcp_stream&, std::span<const std::byte> leftover)>;
+/// The same over an HTTPS connection: the TLS stream (handshake done) instead of the
+/// socket, and the plaintext bytes that came after the request.
+using tls_upgrade_handler = std::function<task<void>(tls::stream&, std::span<const std::byte> leftover)>;
 
 /// Where a streamed response's body goes (response::stream): the connection. write()
 /// appends bytes to the connection's output (framed as a chunk when the length is not
@@ -154,8 +160,16 @@ class response {
     content_type = text_value{};
     m_upgrade = std::move(fn);
   }
+  /// As set_upgrade(fn), with `over_tls` taking over when the connection is HTTPS. An
+  /// answer with no TLS handler becomes 501 on an HTTPS connection.
+  void set_upgrade(upgrade_handler fn, tls_upgrade_handler over_tls) {
+    set_upgrade(std::move(fn));
+    m_upgrade_tls = std::move(over_tls);
+  }
   /// The protocol switch set by set_upgrade, or an empty function.
   upgrade_handler& upgrade() noexcept { return m_upgrade; }
+  /// The protocol switch over TLS set by set_upgrade, or an empty function.
+  tls_upgrade_handler& upgrade_tls() noexcept { return m_upgrade_tls; }
 
   /// Replaces the value of every field named `name` (case-insensitive) by one field with
   /// `value`, or adds it; the same rules as add_header.
@@ -173,6 +187,7 @@ class response {
   bool m_is_static = false;
   std::vector<std::pair<text_value, text_value>> m_headers;
   upgrade_handler m_upgrade;
+  tls_upgrade_handler m_upgrade_tls;
   std::shared_ptr<body_producer> m_producer;  // stream(): shared, so a response stays copyable
   std::optional<std::uint64_t> m_stream_length;
 };

@@ -20,6 +20,7 @@
 #include <saturn/http/websocket/accept.hpp>
 #include <saturn/http/websocket/frame.hpp>
 #include <saturn/http/websocket/handshake.hpp>
+#include <saturn/http/websocket/over_tls.hpp>
 #include <saturn/http/websocket/reader.hpp>
 #include <saturn/http/websocket/session.hpp>
 #include <saturn/http/websocket/utf8.hpp>
