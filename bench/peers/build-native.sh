@@ -58,7 +58,7 @@ want loop && need_lib liburing-dev
 want ring && { need_tool erlc erlang-base; need_tool erl erlang-base; }
 want echo && { need_lib libboost-dev; need_lib libuv1-dev; need_tool "$CC" gcc; }
 want http && { need_lib libboost-dev; need_tool node nodejs; need_tool nginx nginx; }
-want tls && need_tool node nodejs
+want tls && { need_tool node nodejs; need_tool nginx nginx; }
 if [ ${#need_pkgs[@]} -gt 0 ]; then
     missing=$(printf '%s\n' "${need_pkgs[@]}" | sort -u | tr '\n' ' ')
     log "missing Debian package(s): ${missing% } (apt-get install ${missing% }; scripts/deps bench installs them)"
@@ -164,6 +164,7 @@ if want http; then
     install_file 755 "$here/http/nginx/http-nginx.sh" "$bin/http-nginx"
 fi
 if want tls; then
+    install_file 755 "$here/tls/nginx/tls-nginx.sh" "$bin/tls-nginx"
     if node --check "$here/tls/node/server.js"; then
         install_file 644 "$here/tls/node/server.js" "$share/tls-node/server.js"
         install_file 755 "$here/tls/node/tls-node.sh" "$bin/tls-node"

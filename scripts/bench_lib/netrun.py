@@ -475,7 +475,7 @@ def run_tls(step: Step, run: SuiteRun, log_path: Path) -> tuple[list, dict]:
             p = run.params
             pids = ",".join(str(pid) for pid in tree(server.proc.pid))
             load_argv = [str(load), "--port", str(server.port), "--scenario", sc, "--runtime", step.runtime,
-                         "--server-pid", pids, "--proto", "echo", "--threads", str(TLS_LOAD_THREADS),
+                         "--server-pid", pids, "--proto", "http" if step.runtime == "nginx" else "echo", "--threads", str(TLS_LOAD_THREADS),
                          "--duration", str(p.duration), "--warmup", str(p.warmup),
                          "--samples", str(p.samples), "--cipher", TLS_BULK_CIPHER,
                          "--bulk-mib", str(16 if p.smoke else TLS_BULK_MIB)]

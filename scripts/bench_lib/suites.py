@@ -203,6 +203,8 @@ def tls_steps(run: SuiteRun, rt: Runtime) -> list:
     steps = []
     for kind in TLS_CERTS:
         scenarios = tuple(sc for sc in TLS_SCENARIOS if sc.endswith("_" + kind) or (sc == "bulk" and kind == "ecdsa"))
+        if rt.name == "nginx":
+            scenarios = tuple(sc for sc in scenarios if sc != "bulk")  # no echo in nginx
         if rt.name == "node":
             # Node's TLS 1.3 tickets are single-use and a resumed connection gets no new
             # one, so a client resumes every other connection at best (bench/peers/tls/node).
@@ -337,19 +339,21 @@ def _make_suites() -> dict:
                    "response; a delay/10 run whose fastest response took less than 10 ms "
                    "answered early and counts as FAILED, whichever server it was."),
         Suite("tls", "tls — TLS handshakes and bulk transfer", "saturn-echo",
-              (("go", "tls-go"), ("node", "tls-node")),
+              (("go", "tls-go"), ("node", "tls-node"), ("nginx", "tls-nginx")),
               quick=Params(rounds=2, samples=1, warmup=1, duration=2),
               full=Params(rounds=5, samples=3, warmup=1, duration=2),
               scenarios=TLS_SCENARIOS, make_steps=tls_steps,
               figures={"*": ("conns_per_sec", "server_cpu_us_per_op"),
                        "bulk": ("mb_per_sec", "server_cpu_us_per_mib")},
               gate={"*": ("conns_per_sec", "server_cpu_us_per_op"), "bulk": ("mb_per_sec",)},
-              note="TLS echo servers (saturn-echo --tls, Go crypto/tls, Node tls) with a "
+              note="TLS echo servers (saturn-echo --tls, Go crypto/tls, Node tls; nginx over HTTPS) with a "
                    "self-signed RSA-2048 or ECDSA P-256 certificate; tls-load (bench/peers/load, "
                    "OpenSSL) makes sequential connections on 2 threads — a full handshake (or a "
                    "resumed one), a 64-byte echo checked, close_notify — and, for bulk, sends "
                    "256 MiB over one connection in 16 KiB records (TLS_AES_128_GCM_SHA256) while "
-                   "checking the echo. Server and load share the machine's CPUs. Node is not asked "
+                   "checking the echo. nginx (no echo) answers a GET of one small response after each "
+                   "handshake instead, and takes no bulk run. Server and load share the machine's "
+                   "CPUs. Node is not asked "
                    "for resumed handshakes: its TLS 1.3 tickets are single-use and it sends no new "
                    "one on a resumed connection. "
                    "`server CPU µs/handshake` is the efficiency figure."),
