@@ -10,6 +10,7 @@
 
 #include <saturn/sched/thread_pool.hpp>
 #include <saturn/task/this_task.hpp>
+#include <saturn/task/time.hpp>
 
 using namespace tls_test;
 using saturn::result;
@@ -307,4 +308,30 @@ TEST(tls_stream, over_tcp_on_a_thread_pool) {
   std::vector<std::byte> got;
   pool.block_on(both(tcp_server(&*l, &sctx, &got), tcp_client(port, &cctx, data)));
   EXPECT_TRUE(got == data);
+}
+
+namespace {
+task<void> read_with_timeout(tls::stream* s, result<std::size_t>* first, result<std::size_t>* second) {
+  std::vector<std::byte> buf(100);
+  auto timed = saturn::with_timeout(50ms, s->read(buf));
+  *first = co_await std::move(timed);
+  auto again = s->read(buf);
+  *second = co_await std::move(again);
+}
+}  // namespace
+
+TEST(tls_stream, a_cancelled_read_ends_with_an_error_and_leaves_the_stream_closed_for_reads) {
+  saturn::runtime rt;
+  auto x = connect_pair(rt, server_ctx(), client_ctx(), "localhost");
+  ASSERT_TRUE(x.srv.handshake);
+  result<std::size_t> first = std::size_t{1}, second = std::size_t{1};
+  const auto t0 = std::chrono::steady_clock::now();
+  rt.block_on(read_with_timeout(&x.server, &first, &second));
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, 2s);
+  ASSERT_FALSE(first.has_value());
+  EXPECT_TRUE(first.err() == std::errc::timed_out) << first.err().message();
+  // A record may have been half received when the read was cancelled: the stream does not
+  // pretend otherwise.
+  ASSERT_FALSE(second.has_value());
+  EXPECT_TRUE(second.err() == std::errc::not_connected) << second.err().message();
 }
