@@ -298,10 +298,13 @@ task<void> server::serve_connection(net::tcp_stream s) {
   detail::plain_io io{s};
   auto run = run_connection(io, entry);
   co_await std::move(run);
+  // lifetime: serve() returns (and the server may be destroyed) once the registry is
+  // empty, so the slot goes back first and remove() is the last touch of the server; the
+  // socket closes after it (removed first, so the sweeper never shuts down a reused fd).
+  m_slots.release();
   m_registry->remove(&entry);
   auto cl = s.close();
   (void)co_await cl;
-  m_slots.release();
 }
 
 task<void> server::serve_tls_connection(net::tcp_stream s, const tls::context* ctx) {
@@ -322,12 +325,13 @@ task<void> server::serve_tls_connection(net::tcp_stream s, const tls::context* c
       co_await std::move(run);
     }
   }
+  // lifetime: as in serve_connection; the stream keeps its context's state alive itself.
+  m_slots.release();
   m_registry->remove(&entry);
   if (t) {
     auto cl = t->close();
     (void)co_await cl;
   }
-  m_slots.release();
 }
 
 template <class Io>
