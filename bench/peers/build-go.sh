@@ -2,7 +2,7 @@
 # Builds the Go peers of `make bench` (bench/peers/README.md) into OUTDIR/bin.
 #
 #   bench/peers/build-go.sh OUTDIR [suite...]
-#       suites: spawn sched ring walk echo http tls (default: all of them)
+#       suites: spawn sched ring walk echo http tls arena (default: all of them)
 #
 # One module (bench/peers/go.mod, `saturnpeers`), standard library only, Debian's Go
 # (golang-go). Offline: GOPROXY=off, GOFLAGS=-mod=mod, CGO_ENABLED=0; the build and
@@ -11,7 +11,7 @@
 # ship. A second run rebuilds nothing that did not change. Prints "built PATH" lines.
 set -euo pipefail
 
-usage() { echo "usage: $0 OUTDIR [spawn|sched|ring|walk|echo|http|tls ...]" >&2; exit 2; }
+usage() { echo "usage: $0 OUTDIR [spawn|sched|ring|walk|echo|http|tls|arena ...]" >&2; exit 2; }
 [ $# -ge 1 ] || usage
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 mkdir -p "$1"
@@ -20,12 +20,12 @@ shift
 suites=()
 for a in "$@"; do
     case "$a" in
-        spawn | sched | ring | walk | echo | http | tls) suites+=("$a") ;;
+        spawn | sched | ring | walk | echo | http | tls | arena) suites+=("$a") ;;
         --quick) ;; # Go has one build; accepted so the dispatcher can pass it on
         *) echo "build-go.sh: unknown suite: $a" >&2; usage ;;
     esac
 done
-[ ${#suites[@]} -gt 0 ] || suites=(spawn sched ring walk echo http tls)
+[ ${#suites[@]} -gt 0 ] || suites=(spawn sched ring walk echo http tls arena)
 log() { echo "[build-go.sh] $*" >&2; }
 started=$(date +%s)
 

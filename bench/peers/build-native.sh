@@ -22,7 +22,7 @@
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-usage() { echo "usage: $0 OUTDIR [--quick] [loop|spawn|sched|ring|walk|echo|http|tls ...]" >&2; exit 2; }
+usage() { echo "usage: $0 OUTDIR [--quick] [loop|spawn|sched|ring|walk|echo|http|tls|arena ...]" >&2; exit 2; }
 log() { echo "build-native.sh: $*" >&2; }
 [ $# -ge 1 ] || usage
 case "$1" in -*) usage ;; esac
@@ -34,11 +34,11 @@ suites=()
 for a in "$@"; do
     case "$a" in
         --quick) quick=1 ;;
-        loop | spawn | sched | ring | walk | echo | http | tls) suites+=("$a") ;;
+        loop | spawn | sched | ring | walk | echo | http | tls | arena) suites+=("$a") ;;
         *) log "unknown suite or flag: $a"; usage ;;
     esac
 done
-[ ${#suites[@]} -gt 0 ] || suites=(loop spawn sched ring echo http tls)
+[ ${#suites[@]} -gt 0 ] || suites=(loop spawn sched ring echo http tls arena)
 want() { local s; for s in "${suites[@]}"; do [ "$s" = "$1" ] && return 0; done; return 1; }
 started=$(date +%s)
 
@@ -173,6 +173,13 @@ if want tls; then
         failed=$((failed + 1))
     fi
 fi
+
+# ---- arena: Boost.Beast (bench/peers/arena/beast) ----
+# ---- end arena: Boost.Beast ----
+# ---- arena: Node (bench/peers/arena/node) ----
+# ---- end arena: Node ----
+# ---- arena: nginx and h2o (bench/peers/arena/nginx, bench/peers/arena/h2o) ----
+# ---- end arena: nginx and h2o ----
 
 if [ "$failed" -gt 0 ]; then
     log "$failed program(s) failed to build"

@@ -20,7 +20,7 @@
 set -uo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-ALL_SUITES=(loop spawn sched ring walk echo http tls)
+ALL_SUITES=(loop spawn sched ring walk echo http tls arena)
 usage() { echo "usage: $0 OUTDIR [--quick] [${ALL_SUITES[*]} ...]" >&2; exit 2; }
 [ $# -ge 1 ] || usage
 case "$1" in -*) usage ;; esac
@@ -32,7 +32,7 @@ suites=()
 for a in "$@"; do
     case "$a" in
         --quick) quick=(--quick) ;;
-        loop|spawn|sched|ring|walk|echo|http|tls) suites+=("$a") ;;
+        loop|spawn|sched|ring|walk|echo|http|tls|arena) suites+=("$a") ;;
         *) echo "build.sh: unknown suite or option: $a" >&2; usage ;;
     esac
 done
@@ -103,7 +103,7 @@ tools() {
             fi
         fi
     fi
-    if want http; then
+    if want http || want arena; then
         local f
         for f in "$here"/wrk/*.lua; do
             cmp -s "$f" "$out/share/peers/wrk/$(basename "$f")" ||
@@ -115,9 +115,9 @@ tools() {
 
 log "building peers for ${suites[*]}${quick:+ (quick)} into $out"
 tools
-rust=$(pick spawn sched walk echo http)
-go=$(pick spawn sched ring walk echo http tls)
-native=$(pick loop spawn sched ring echo http tls)
+rust=$(pick spawn sched walk echo http arena)
+go=$(pick spawn sched ring walk echo http tls arena)
+native=$(pick loop spawn sched ring echo http tls arena)
 # shellcheck disable=SC2086  # the suite lists are meant to split into words
 {
     [ -z "$native" ] || step native build-native.sh "${quick[@]}" $native
