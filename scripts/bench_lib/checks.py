@@ -135,9 +135,22 @@ def check_tls(rec: dict, ctx: dict) -> str | None:
     return None
 
 
+def check_arena(rec: dict, ctx: dict) -> str | None:
+    """Every answer was checked before the load (arena.check_profile); under load wrk must
+    see no socket error and no non-2xx answer."""
+    for key in ("errors", "non2xx"):
+        v = rec.get(key, 0)
+        if v != 0:
+            return f"{key} = {v} (must be 0)"
+    if not _int(rec, "rps"):
+        return "no requests answered"
+    return None
+
+
 CHECKS = {
     "loop": check_loop, "spawn": check_spawn, "sched": check_sched, "ring": check_ring,
     "echo": check_echo, "http": check_http, "walk": check_walk, "tls": check_tls,
+    "arena": check_arena,
 }
 
 

@@ -496,7 +496,8 @@ def run_tls(step: Step, run: SuiteRun, log_path: Path) -> tuple[list, dict]:
 def run_net(step: Step, run: SuiteRun, log_path: Path) -> tuple[list, dict]:
     raise_nofile()
     try:
-        runner = {"echo": run_echo, "tls": run_tls}.get(step.suite, run_http)
+        from .arena import run_arena  # late import: arena imports this module
+        runner = {"echo": run_echo, "tls": run_tls, "arena": run_arena}.get(step.suite, run_http)
         return runner(step, run, log_path)
     except ServerError as e:
         return [], {sc: str(e) for sc in step.scenarios}

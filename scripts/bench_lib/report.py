@@ -225,7 +225,7 @@ def _how(summary: dict) -> str:
         return "run parameters not recorded"
     if summary["suite"] == "walk":
         return f"hyperfine `-N --warmup 3 --runs {p.get('runs')}` per round"
-    if summary["suite"] in ("echo", "http", "tls"):
+    if summary["suite"] in ("echo", "http", "tls", "arena"):
         return (f"`DURATION={p.get('duration')} WARMUP={p.get('warmup')} "
                 f"SAMPLES={p.get('samples')}` per run")
     return f"each run `--samples {p.get('samples')} --warmup {p.get('warmup')}`"

@@ -216,6 +216,27 @@ def tls_steps(run: SuiteRun, rt: Runtime) -> list:
     return steps
 
 
+# What each arena peer serves (bench/peers/arena/*/README.md says why not the rest).
+ARENA_PROFILES = {
+    "saturn": ("baseline", "pipelined", "limited-conn", "json", "json-comp", "upload", "static", "json-tls"),
+    "go": ("baseline", "pipelined", "limited-conn", "json", "json-comp", "upload", "static", "json-tls"),
+    "node": ("baseline", "pipelined", "limited-conn", "json", "json-comp", "upload", "static", "json-tls"),
+    "beast": ("baseline", "pipelined", "limited-conn", "json", "json-comp", "upload", "static", "json-tls"),
+    "hyper": ("baseline", "pipelined", "limited-conn", "json", "upload"),
+    "nginx": ("static",),
+    "h2o": ("static",),
+}
+
+
+def arena_steps(run: SuiteRun, rt: Runtime) -> list:
+    """One step per runtime with every profile it serves (a fresh server per profile,
+    scripts/bench_lib/arena.py); --threads 2, unpinned, sharing the CPUs with wrk."""
+    profiles = tuple(pr for pr in run.suite.scenarios if pr in ARENA_PROFILES.get(rt.name, ()))
+    per = 1.5 + run.params.warmup + run.params.duration * run.params.samples
+    return [Step(run.name, "net", rt.name, "arena", [str(rt.path)], run.threads,
+                 1.0 + len(profiles) * per, timeout=0, scenarios=profiles)]
+
+
 # ----------------------------------------------------------------- interleaving
 
 def generic_plan_round(run: SuiteRun, rnd: int) -> list:
@@ -357,6 +378,35 @@ def _make_suites() -> dict:
                    "for resumed handshakes: its TLS 1.3 tickets are single-use and it sends no new "
                    "one on a resumed connection. "
                    "`server CPU µs/handshake` is the efficiency figure."),
+        Suite("arena", "arena — HttpArena's HTTP/1.1 profiles and json-tls", "saturn-arena",
+              (("go", "arena-go"), ("node", "arena-node"), ("beast", "arena-beast"),
+               ("hyper", "arena-hyper"), ("nginx", "arena-nginx"), ("h2o", "arena-h2o")),
+              quick=Params(rounds=2, samples=1, warmup=1, duration=2),
+              full=Params(rounds=5, samples=1, warmup=1, duration=5),
+              scenarios=("baseline", "pipelined", "limited-conn", "json", "json-comp", "upload",
+                         "static", "json-tls"),
+              make_steps=arena_steps,
+              figures={"*": ("rps", "p50_us", "p99_us", "server_cpu_us_per_req",
+                             "server_user_us_per_req", "server_sys_us_per_req", "peak_rss_kib"),
+                       "json-comp": ("rps", "bytes_per_resp", "p99_us", "server_cpu_us_per_req",
+                                     "server_user_us_per_req", "peak_rss_kib"),
+                       "upload": ("rps", "mb_per_sec", "server_cpu_us_per_req",
+                                  "server_user_us_per_req", "peak_rss_kib"),
+                       "static": ("rps", "mb_per_sec", "p99_us", "server_cpu_us_per_req",
+                                  "server_user_us_per_req", "peak_rss_kib")},
+              gate={"*": ("rps", "server_cpu_us_per_req", "server_user_us_per_req")},
+              note="HttpArena's profiles (docs/arena.md) under wrk with bench/peers/wrk/arena.lua, "
+                   "a fresh server per profile, --threads 2, server and wrk sharing the 2 CPUs. "
+                   "Before the load every answer of the profile is checked (sums, pipelined order, "
+                   "JSON totals, compressed bodies decoded, upload counts, all 20 static files byte "
+                   "for byte, ALPN http/1.1 on the TLS port); a run counts only with 0 socket errors "
+                   "and 0 non-2xx. Connections: 512 (baseline, pipelined ×16, limited-conn, json, "
+                   "json-comp, json-tls), 1024 (static), 32 (upload, 2 MiB bodies). limited-conn "
+                   "sends Connection: close on every 10th request (wrk reconnects). CPU is the "
+                   "server's whole process tree, split into user and system time; peak RSS is the "
+                   "tree's summed VmHWM. nginx and h2o serve static only; hyper no compression, "
+                   "static or TLS (each README says why). echo-ws is not in the suite yet (it needs "
+                   "a WebSocket load generator)."),
     ]
     return {s.name: s for s in suites}
 

@@ -1,0 +1,359 @@
+"""The arena suite: HttpArena's HTTP/1.1 profiles and json-tls (docs/arena.md) under wrk.
+
+For one step (one runtime, all the profiles it serves):
+
+  1. Once per runner process a data folder is made with tests/arena/gen_data.py (the
+     dataset and the 20 static files with their .gz/.br siblings) and an RSA-2048
+     certificate for localhost with openssl (HttpArena's kind; netrun.tls_certs).
+  2. Every profile gets a fresh server, as HttpArena starts a fresh container per profile
+     (so peak RSS is the profile's own): `SERVER --data DIR [--tls-port Q --tls-cert C
+     --tls-key K] --port P --threads W` (saturn-arena also gets --bind 127.0.0.1 and, for
+     the plain profiles, --tls-port 0).
+  3. The profile's answers are checked first (check_profile): sums, pipelined order, JSON
+     totals from the dataset, compressed bodies decoded, upload counts, every static file
+     byte for byte, ALPN http/1.1 on the TLS port. A wrong answer fails the profile
+     unloaded.
+  4. wrk runs bench/peers/wrk/arena.lua with the profile's mix: an unmeasured warm-up,
+     then SAMPLES measured runs, the median by rps kept with the min and max. The
+     server's CPU (its whole process tree, user and system apart, from /proc) and its RSS
+     are read around each run.
+"""
+
+from __future__ import annotations
+
+import gzip
+import http.client
+import json
+import os
+import shutil
+import socket
+import ssl
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+from .common import log, run_process, wait_quiet
+from .model import Step, SuiteRun
+from .netrun import (Server, _children_cpu_s, _free_port, _taskset, _wrk_result, machine_jiffies,
+                     tls_certs, tree)
+
+PROFILES = ("baseline", "pipelined", "limited-conn", "json", "json-comp", "upload", "static",
+            "json-tls")
+# Connections per profile: HttpArena's smallest count where it has several (512 for the
+# connection profiles, 1024 for static, 32 for upload). json and json-tls use 512, not
+# HttpArena's 4096: on 2 CPUs, 4096 fresh TLS handshakes per wrk run would be most of a
+# 2-second run, and json keeps the same count so the two compare.
+CONNS = {"baseline": 512, "pipelined": 512, "limited-conn": 512, "json": 512, "json-comp": 512,
+         "upload": 32, "static": 1024, "json-tls": 512}
+PIPELINE = 16
+UPLOAD_BYTES = 2 * 1024 * 1024  # HttpArena's upload-2m template
+WRK_THREADS = 2
+STATIC_FILES = ("reset.css", "layout.css", "theme.css", "components.css", "utilities.css",
+                "analytics.js", "helpers.js", "app.js", "vendor.js", "router.js", "header.html",
+                "footer.html", "regular.woff2", "bold.woff2", "logo.svg", "icon-sprite.svg",
+                "hero.webp", "thumb1.webp", "thumb2.webp", "manifest.json")
+
+_DATA: list = []  # [Path of the data folder], made once per runner process
+
+
+def data_dir(repo: Path) -> Path:
+    if not _DATA:
+        import atexit
+        folder = Path(tempfile.mkdtemp(prefix="saturn-bench-arena-"))
+        atexit.register(shutil.rmtree, folder, True)
+        subprocess.run(["python3", str(repo / "tests" / "arena" / "gen_data.py"), str(folder)],
+                       check=True, capture_output=True, timeout=120)
+        _DATA.append(folder)
+    return _DATA[0]
+
+
+# ----------------------------------------------------------------- answer checks
+
+def _get(port: int, method: str, path: str, headers: dict | None = None, body: bytes | None = None,
+         tls: bool = False) -> tuple[int, dict, bytes, str]:
+    """(status, lower-cased headers, body, ALPN protocol) of one request on a new connection."""
+    if tls:
+        ctx = ssl.create_default_context()
+        ctx.check_hostname, ctx.verify_mode = False, ssl.CERT_NONE
+        ctx.set_alpn_protocols(["h2", "http/1.1"])
+        conn = http.client.HTTPSConnection("127.0.0.1", port, timeout=10, context=ctx)
+    else:
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    try:
+        conn.request(method, path, body=body, headers=headers or {})
+        resp = conn.getresponse()
+        data = resp.read()
+        alpn = conn.sock.selected_alpn_protocol() if tls and conn.sock else ""
+        return resp.status, {k.lower(): v for k, v in resp.getheaders()}, data, alpn or ""
+    finally:
+        conn.close()
+
+
+def _decode(coding: str, data: bytes) -> bytes | None:
+    """The decoded body, or None when it cannot be decoded here (no brotli program)."""
+    if coding in ("", "identity"):
+        return data
+    if coding == "gzip":
+        return gzip.decompress(data)
+    if coding == "br":
+        if not shutil.which("brotli"):
+            return None
+        res = subprocess.run(["brotli", "-d", "-c"], input=data, capture_output=True, timeout=30)
+        return res.stdout if res.returncode == 0 else b"<brotli could not decode it>"
+    return b"<unknown coding " + coding.encode() + b">"
+
+
+def _expect_text(port: int, method: str, path: str, want: str, headers=None, body=None) -> str:
+    status, hdrs, got, _ = _get(port, method, path, headers, body)
+    if status != 200 or got != want.encode():
+        return f"{method} {path}: status {status}, body {got[:40]!r}, want 200 {want!r}"
+    if not hdrs.get("content-type", "").startswith("text/plain"):
+        return f"{method} {path}: Content-Type {hdrs.get('content-type')!r}, want text/plain"
+    return ""
+
+
+def _json_problem(data: bytes, items: list, count: int, m: int) -> str:
+    try:
+        doc = json.loads(data)
+    except (ValueError, UnicodeDecodeError) as e:
+        return f"not JSON ({e})"
+    got = doc.get("items") if isinstance(doc, dict) else None
+    if doc.get("count") != count or not isinstance(got, list) or len(got) != count:
+        return f"count {doc.get('count')!r} / {len(got) if isinstance(got, list) else '?'} items, want {count}"
+    for it, src in zip(got, items):
+        if it.get("id") != src["id"] or it.get("total") != src["price"] * src["quantity"] * m:
+            return f"item {src['id']}: total {it.get('total')!r}, want {src['price'] * src['quantity'] * m}"
+    return ""
+
+
+def _pipelined(port: int) -> str:
+    req = b"GET /pipeline HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n" * 3
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
+        s.sendall(req)
+        buf, deadline = b"", time.monotonic() + 10
+        while buf.count(b"\r\n\r\nok") < 3 and time.monotonic() < deadline:
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            buf += chunk
+    if buf.count(b"HTTP/1.1 200") != 3 or buf.count(b"\r\n\r\nok") != 3:
+        return f"3 pipelined GET /pipeline: got {buf[:120]!r}..."
+    return ""
+
+
+def _limited(port: int) -> str:
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
+        s.sendall(b"GET /baseline11?a=1&b=2 HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+        buf = b""
+        while True:
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            buf += chunk
+    head = buf.split(b"\r\n\r\n", 1)[0].lower()
+    if b"connection: close" not in head or not buf.endswith(b"3"):
+        return f"GET with Connection: close: the answer must say Connection: close and the server close; got {buf[:160]!r}"
+    return ""
+
+
+def check_profile(profile: str, port: int, tls_port: int, data: Path) -> str:
+    """"" when the server answers the profile's requests right, else what is wrong."""
+    items = json.loads((data / "dataset.json").read_text())
+    try:
+        if profile in ("baseline", "limited-conn"):
+            for method, path, want, hdrs, body in (
+                    ("GET", "/baseline11?a=13&b=42", "55", None, None),
+                    ("POST", "/baseline11?a=13&b=42", "75", {"Content-Length": "2"}, b"20"),
+                    ("POST", "/baseline11?a=7&b=8", "36", {},  # http.client chunks an iterator
+                     iter([b"21"]))):
+                wrong = _expect_text(port, method, path, want, hdrs, body)
+                if wrong:
+                    return wrong
+            return _limited(port) if profile == "limited-conn" else ""
+        if profile == "pipelined":
+            return _expect_text(port, "GET", "/pipeline", "ok") or _pipelined(port)
+        if profile in ("json", "json-tls"):
+            tls = profile == "json-tls"
+            status, hdrs, got, alpn = _get(tls_port if tls else port, "GET", "/json/7?m=2", tls=tls)
+            if tls and alpn != "http/1.1":
+                return f"TLS port: ALPN {alpn!r} chosen from h2, http/1.1; want 'http/1.1'"
+            if status != 200 or not hdrs.get("content-type", "").startswith("application/json"):
+                return f"GET /json/7?m=2: status {status}, Content-Type {hdrs.get('content-type')!r}"
+            if hdrs.get("content-encoding"):
+                return f"GET /json/7?m=2 without Accept-Encoding: Content-Encoding {hdrs['content-encoding']!r}"
+            wrong = _json_problem(got, items, 7, 2)
+            return f"GET /json/7?m=2: {wrong}" if wrong else ""
+        if profile == "json-comp":
+            status, hdrs, got, _ = _get(port, "GET", "/json/25?m=4", {"Accept-Encoding": "gzip, br"})
+            coding = hdrs.get("content-encoding", "")
+            if status != 200 or coding not in ("gzip", "br"):
+                return f"GET /json/25?m=4 with Accept-Encoding gzip, br: status {status}, Content-Encoding {coding!r}"
+            plain = _decode(coding, got)
+            wrong = _json_problem(plain, items, 25, 4) if plain is not None else ""
+            return f"GET /json/25?m=4 ({coding}): {wrong}" if wrong else ""
+        if profile == "upload":
+            n = 300_000
+            return _expect_text(port, "POST", "/upload", str(n), {"Content-Length": str(n)}, b"x" * n)
+        if profile == "static":
+            for name in STATIC_FILES:
+                want = (data / "static" / name).read_bytes()
+                status, hdrs, got, _ = _get(port, "GET", f"/static/{name}")
+                if status != 200 or got != want or hdrs.get("content-encoding"):
+                    return f"GET /static/{name}: status {status}, {len(got)} B, want the file's {len(want)} B unencoded"
+                status, hdrs, got, _ = _get(port, "GET", f"/static/{name}",
+                                            {"Accept-Encoding": "br;q=1, gzip;q=0.8"})
+                plain = _decode(hdrs.get("content-encoding", ""), got)
+                if status != 200 or (plain is not None and plain != want):
+                    return f"GET /static/{name} (br;q=1, gzip;q=0.8): status {status}, decoded body differs"
+            status, _, _, _ = _get(port, "GET", "/static/no-such-file.css")
+            return "" if status == 404 else f"GET /static/no-such-file.css: status {status}, want 404"
+    except (OSError, http.client.HTTPException, ValueError) as e:
+        return f"{profile}: {type(e).__name__}: {e}"
+    return f"unknown profile {profile}"
+
+
+# ----------------------------------------------------------------- load
+
+def _wrk_argv(wrk_dir: Path, profile: str, port: int, tls_port: int, seconds: int) -> list:
+    conns = CONNS[profile]
+    threads = min(WRK_THREADS, conns)
+    url = f"https://127.0.0.1:{tls_port}/" if profile == "json-tls" else f"http://127.0.0.1:{port}/"
+    if profile == "pipelined":
+        script, args = "pipeline.lua", [str(PIPELINE)]
+        url += "pipeline"
+    else:
+        mode = "json" if profile == "json-tls" else profile
+        script, args = "arena.lua", [mode] + ([str(UPLOAD_BYTES)] if profile == "upload" else [])
+    return ["wrk", "-t", str(threads), "-c", str(conns), "-d", f"{seconds}s", "--timeout", "10s",
+            "-s", str(wrk_dir / script), url, "--"] + args
+
+
+def _tree_times(pid: int) -> tuple[int, int]:
+    """(user, system) clock ticks of pid and its descendants."""
+    user = sys_ = 0
+    for p in tree(pid):
+        try:
+            with open(f"/proc/{p}/stat") as f:
+                rest = f.read().rsplit(")", 1)[1].split()
+            user, sys_ = user + int(rest[11]), sys_ + int(rest[12])
+        except (OSError, IndexError, ValueError):
+            pass
+    return user, sys_
+
+
+def _tree_kib(pid: int, key: str) -> int:
+    """Sum of a /proc/<pid>/status field (VmRSS, VmHWM) over the process tree, in KiB."""
+    total = 0
+    for p in tree(pid):
+        try:
+            with open(f"/proc/{p}/status") as f:
+                for line in f:
+                    if line.startswith(key + ":"):
+                        total += int(line.split()[1])
+        except (OSError, ValueError):
+            pass
+    return total
+
+
+def _measured(server: Server, argv: list, profile: str, log_path: Path, header: str,
+              timeout: float) -> tuple[dict | None, str]:
+    hz = os.sysconf("SC_CLK_TCK")
+    (u0, s0), (mb0, mt0, ncpu), c0 = _tree_times(server.proc.pid), machine_jiffies(), _children_cpu_s()
+    res = run_process(argv, timeout=timeout, log_path=log_path, header=header)
+    (u1, s1), (mb1, mt1, _), c1 = _tree_times(server.proc.pid), machine_jiffies(), _children_cpu_s()
+    result = _wrk_result(res.stdout)
+    why = res.error or (f"wrk exit status {res.returncode}" if res.returncode != 0 else "")
+    if result is None:
+        return None, why or "wrk printed no WRK_RESULT line (see the log)"
+    wall = max(res.wall_s, 1e-6)
+    user_s, sys_s = (u1 - u0) / hz, (s1 - s0) / hz
+    server_pct, wrk_pct = 100 * (user_s + sys_s) / wall, 100 * (c1 - c0) / wall
+    machine_pct = 100 * ncpu * (mb1 - mb0) / max(1, mt1 - mt0)
+    n = result.get("requests") or 0
+    per = (lambda s: round(s * 1e6 / n, 3)) if n else (lambda s: 0.0)
+    secs = result.get("duration_s") or wall
+    result.update(server_cpu_pct=round(server_pct, 1), server_cpu_us_per_req=per(user_s + sys_s),
+                  server_user_us_per_req=per(user_s), server_sys_us_per_req=per(sys_s),
+                  wrk_cpu_pct=round(wrk_pct, 1), machine_cpu_pct=round(machine_pct, 1),
+                  other_cpu_pct=round(max(0.0, machine_pct - server_pct - wrk_pct), 1),
+                  bytes_per_resp=round(result.get("bytes", 0) / n, 1) if n else 0.0,
+                  rss_kib=_tree_kib(server.proc.pid, "VmRSS"),
+                  peak_rss_kib=_tree_kib(server.proc.pid, "VmHWM"))
+    result["run_other_cpu_pct"] = result["other_cpu_pct"]
+    if profile == "upload":
+        result["mb_per_sec"] = round(n * UPLOAD_BYTES / secs / 1e6, 1)
+    elif profile == "static":
+        result["mb_per_sec"] = round(result.get("bytes", 0) / secs / 1e6, 1)
+    return result, why
+
+
+def _wait_port(port: int, server: Server, limit: float = 15.0) -> bool:
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline and server.alive():
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=1.0):
+                return True
+        except OSError:
+            time.sleep(0.05)
+    return False
+
+
+def run_arena(step: Step, run: SuiteRun, log_path: Path) -> tuple[list, dict]:
+    """(JSON objects, {profile: failure reason}) of one arena step."""
+    wrk_dir = run.paths.peer_share("wrk")
+    if not (wrk_dir / "arena.lua").is_file():
+        return [], {s: f"wrk scripts not installed in {wrk_dir}" for s in step.scenarios}
+    try:
+        data = data_dir(run.paths.repo)
+        crt, key = tls_certs("rsa")
+    except (OSError, subprocess.SubprocessError) as e:
+        return [], {s: f"arena data or certificate: {e}" for s in step.scenarios}
+    p = run.params
+    objs, reasons = [], {}
+    for profile in step.scenarios:
+        tls_port = _free_port() if profile == "json-tls" else 0
+        argv = [str(step.argv[0]), "--data", str(data)]
+        if step.runtime == "saturn":
+            argv += ["--bind", "127.0.0.1"]
+        if tls_port:
+            argv += ["--tls-port", str(tls_port), "--tls-cert", str(crt), "--tls-key", str(key)]
+        elif step.runtime == "saturn":
+            argv += ["--tls-port", "0"]
+        with Server(argv, step.threads, [], log_path) as server:
+            log(f"  {step.runtime} {profile}: pid {server.proc.pid}, 127.0.0.1:{server.port}"
+                + (f" (TLS {tls_port})" if tls_port else "") + f", --threads {step.threads}")
+            if tls_port and not _wait_port(tls_port, server):
+                reasons[profile] = f"the TLS port {tls_port} never accepted"
+                continue
+            wrong = check_profile(profile, server.port, tls_port, data)
+            if wrong:
+                reasons[profile] = f"answer check: {wrong}"
+                continue
+            header = f"arena {step.runtime} {profile} threads={step.threads} round {step.round}"
+            wait_quiet(run.quiet_wait)
+            if p.warmup:
+                run_process(_wrk_argv(wrk_dir, profile, server.port, tls_port, p.warmup),
+                            timeout=p.warmup + 60, log_path=log_path, header=header + " (warm-up)")
+            samples, why = [], ""
+            for _ in range(p.samples):
+                argv_w = _wrk_argv(wrk_dir, profile, server.port, tls_port, p.duration)
+                result, fail = _measured(server, argv_w, profile, log_path, header, p.duration + 60)
+                why = why or fail
+                if result:
+                    samples.append(result)
+            if samples:
+                samples.sort(key=lambda r: r.get("rps") or 0)
+                med = samples[(len(samples) - 1) // 2]
+                objs.append({"suite": "arena", "scenario": profile, "runtime": step.runtime,
+                             "threads": step.threads, "conns": CONNS[profile],
+                             "wrk_threads": min(WRK_THREADS, CONNS[profile]),
+                             **({"pipeline": PIPELINE} if profile == "pipelined" else {}),
+                             **({"upload_bytes": UPLOAD_BYTES} if profile == "upload" else {}),
+                             "samples": len(samples), "rps_min": samples[0].get("rps"),
+                             "rps_max": samples[-1].get("rps"), **med})
+            if not server.alive():
+                why = why or "the server exited during the run"
+            if why:
+                reasons[profile] = why
+    return objs, reasons
