@@ -4,8 +4,10 @@
 #   bench/peers/build-go.sh OUTDIR [suite...]
 #       suites: spawn sched ring walk echo http tls arena (default: all of them)
 #
-# One module (bench/peers/go.mod, `saturnpeers`), standard library only, Debian's Go
-# (golang-go). Offline: GOPROXY=off, GOFLAGS=-mod=mod, CGO_ENABLED=0; the build and
+# One module (bench/peers/go.mod, `saturnpeers`), Debian's Go (golang-go), standard
+# library only except arena-go, whose gorilla/websocket and andybalholm/brotli come from
+# Debian's source packages (go.mod replaces them with their /usr/share/gocode
+# directories). Offline: GOPROXY=off, GOFLAGS=-mod=mod, CGO_ENABLED=0; the build and
 # module caches are OUTDIR/build/go-cache and OUTDIR/build/gopath, so nothing is
 # written outside OUTDIR. `go build -trimpath`, default optimisation: how Go programs
 # ship. A second run rebuilds nothing that did not change. Prints "built PATH" lines.
@@ -37,6 +39,17 @@ if [ -z "$go" ]; then
     echo "  (or scripts/deps bench, which installs everything make bench needs)" >&2
     exit 1
 fi
+
+# go.mod's replace directories: without them no package of the module builds.
+for p in golang-github-gorilla-websocket-dev:github.com/gorilla/websocket \
+         golang-github-andybalholm-brotli-dev:github.com/andybalholm/brotli; do
+    if [ ! -f "/usr/share/gocode/src/${p#*:}/go.mod" ]; then
+        echo "build-go.sh: missing Debian package: ${p%%:*} (arena-go's ${p#*:})" >&2
+        echo "  install it with: apt-get install --no-install-recommends ${p%%:*}" >&2
+        echo "  (or scripts/deps bench, which installs everything make bench needs)" >&2
+        exit 1
+    fi
+done
 
 mkdir -p "$out/bin" "$out/build/go-cache" "$out/build/gopath"
 export GOCACHE="$out/build/go-cache" GOPATH="$out/build/gopath" GOMODCACHE="$out/build/gopath/pkg/mod" \

@@ -1,0 +1,121 @@
+// Command arena-go is the `arena` suite's Go peer (bench/peers/arena/README.md) on
+// net/http, crypto/tls and gorilla/websocket.
+//
+//	arena-go --port P --threads W --data DIR [--tls-port Q --tls-cert CRT --tls-key KEY]
+//
+// GOMAXPROCS = W. One http.Server on 127.0.0.1:P (and one with TLS on 127.0.0.1:Q,
+// ALPN http/1.1 only), both with the same ServeMux. Routes: /baseline11, /pipeline,
+// /json/{count}, /upload, /static/, /ws (docs/arena.md §2, §4). SIGTERM: Shutdown,
+// exit 0 within 2 s.
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"flag"
+	"fmt"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"syscall"
+	"time"
+)
+
+func main() {
+	port := flag.Int("port", 8080, "HTTP/1.1 port on 127.0.0.1")
+	threads := flag.Int("threads", runtime.NumCPU(), "GOMAXPROCS")
+	data := flag.String("data", "/data", "folder with dataset.json and static/")
+	tlsPort := flag.Int("tls-port", 0, "HTTPS port on 127.0.0.1 (0: none)")
+	tlsCert := flag.String("tls-cert", "/certs/server.crt", "PEM certificate chain")
+	tlsKey := flag.String("tls-key", "/certs/server.key", "PEM private key")
+	flag.Parse()
+	if flag.NArg() > 0 || *threads < 1 || *port < 0 || *port > 65535 || *tlsPort < 0 || *tlsPort > 65535 {
+		flag.Usage()
+		os.Exit(2)
+	}
+	runtime.GOMAXPROCS(*threads)
+
+	items, err := loadDataset(filepath.Join(*data, "dataset.json"))
+	if err != nil {
+		fatal(err)
+	}
+	files, err := loadStatic(filepath.Join(*data, "static"))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "arena-go: static:", err, "(/static answers 404)")
+	}
+
+	mux := http.NewServeMux()
+	mux.HandleFunc("/baseline11", baseline)
+	mux.HandleFunc("/pipeline", pipeline)
+	mux.Handle("/json/", jsonHandler(items))
+	mux.HandleFunc("/upload", upload)
+	mux.Handle("/static/", staticHandler(files))
+	mux.HandleFunc("/ws", ws)
+
+	servers := []*http.Server{{Addr: fmt.Sprintf("127.0.0.1:%d", *port), Handler: mux}}
+	if *tlsPort > 0 {
+		cert, err := tls.LoadX509KeyPair(*tlsCert, *tlsKey)
+		if err != nil {
+			fatal(fmt.Errorf("tls: %w", err))
+		}
+		servers = append(servers, &http.Server{
+			Addr:    fmt.Sprintf("127.0.0.1:%d", *tlsPort),
+			Handler: mux,
+			TLSConfig: &tls.Config{
+				Certificates: []tls.Certificate{cert},
+				NextProtos:   []string{"http/1.1"},
+			},
+			// A non-nil empty map: net/http does not configure HTTP/2, so ALPN
+			// never offers h2.
+			TLSNextProto: map[string]func(*http.Server, *tls.Conn, http.Handler){},
+		})
+	}
+
+	errs := make(chan error, len(servers))
+	for _, s := range servers {
+		go func(s *http.Server) {
+			var err error
+			if s.TLSConfig != nil {
+				err = s.ListenAndServeTLS("", "")
+			} else {
+				err = s.ListenAndServe()
+			}
+			if !errors.Is(err, http.ErrServerClosed) {
+				errs <- err
+			}
+		}(s)
+	}
+
+	stop := make(chan os.Signal, 1)
+	signal.Notify(stop, syscall.SIGTERM, syscall.SIGINT)
+	select {
+	case err := <-errs:
+		fatal(err)
+	case <-stop:
+	}
+	// Graceful: stop accepting, close idle connections, let requests in progress
+	// finish; whatever is still busy after 1 s is closed (exit within 2 s).
+	// Hijacked WebSocket connections end with the process.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	var wg sync.WaitGroup
+	for _, s := range servers {
+		wg.Add(1)
+		go func(s *http.Server) {
+			defer wg.Done()
+			if s.Shutdown(ctx) != nil {
+				s.Close()
+			}
+		}(s)
+	}
+	wg.Wait()
+}
+
+func fatal(err error) {
+	fmt.Fprintln(os.Stderr, "arena-go:", err)
+	os.Exit(1)
+}
