@@ -268,31 +268,35 @@ if (opts.threads === 1) {
   for (const sig of ['SIGTERM', 'SIGINT']) process.on(sig, () => process.exit(0));
   serve();
 } else if (cluster.isPrimary) {
+  // SIGTERM: signal the workers, exit once they are gone (SIGKILL stragglers at 1.5 s).
+  // A worker that ends first takes the whole server down: with status 0 if it exited 0
+  // (it got SIGTERM itself, e.g. the runner signalled the process group), else with
+  // status 1, so a broken run shows instead of going on with fewer workers.
   let stopping = false;
-  for (let i = 0; i < opts.threads; i++) cluster.fork();
-  cluster.on('exit', (worker, code, signal) => {
-    if (stopping) {
-      if (Object.keys(cluster.workers).length === 0) process.exit(0);
-      return;
-    }
-    process.stderr.write(`arena-node: worker ${worker.process.pid} exited (${signal || code})\n`);
-    stopping = true;
-    for (const id in cluster.workers) cluster.workers[id].process.kill('SIGTERM');
-    setTimeout(() => process.exit(1), 1500).unref();
-    if (Object.keys(cluster.workers).length === 0) process.exit(1);
-  });
+  let status = 0;
   const stop = () => {
     if (stopping) return;
     stopping = true;
     const left = Object.values(cluster.workers);
-    if (left.length === 0) process.exit(0);
+    if (left.length === 0) process.exit(status);
     for (const w of left) w.process.kill('SIGTERM');
-    // A worker that has not gone after 1.5 s is killed, and the primary leaves regardless.
     setTimeout(() => {
       for (const w of Object.values(cluster.workers)) w.process.kill('SIGKILL');
-      process.exit(0);
+      process.exit(status);
     }, 1500).unref();
   };
+  for (let i = 0; i < opts.threads; i++) cluster.fork();
+  cluster.on('exit', (worker, code, signal) => {
+    if (!stopping) {
+      if (code !== 0 || signal) {
+        process.stderr.write(`arena-node: worker ${worker.process.pid} exited (${signal || code})\n`);
+        status = 1;
+      }
+      stop();
+    } else if (Object.keys(cluster.workers).length === 0) {
+      process.exit(status);
+    }
+  });
   process.on('SIGTERM', stop);
   process.on('SIGINT', stop);
 } else {
