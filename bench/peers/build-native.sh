@@ -177,6 +177,22 @@ fi
 # ---- arena: Boost.Beast (bench/peers/arena/beast) ----
 # ---- end arena: Boost.Beast ----
 # ---- arena: Node (bench/peers/arena/node) ----
+if want arena; then
+    # Debian's nodejs, and node-ws for the ws package (require('ws') from /usr/share/nodejs).
+    if ! command -v node > /dev/null 2>&1; then
+        log "arena-node: missing Debian package(s): nodejs node-ws (apt-get install nodejs node-ws)"
+        failed=$((failed + 1))
+    elif ! NODE_PATH=/usr/share/nodejs node -e "require('ws')" > /dev/null 2>&1; then
+        log "arena-node: missing Debian package: node-ws (apt-get install node-ws)"
+        failed=$((failed + 1))
+    elif node --check "$here/arena/node/server.js"; then
+        install_file 644 "$here/arena/node/server.js" "$share/arena-node/server.js"
+        install_file 755 "$here/arena/node/arena-node.sh" "$bin/arena-node"
+    else
+        log "arena-node: server.js does not parse with $(node --version)"
+        failed=$((failed + 1))
+    fi
+fi
 # ---- end arena: Node ----
 # ---- arena: nginx and h2o (bench/peers/arena/nginx, bench/peers/arena/h2o) ----
 # ---- end arena: nginx and h2o ----
