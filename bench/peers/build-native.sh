@@ -175,6 +175,15 @@ if want tls; then
 fi
 
 # ---- arena: Boost.Beast (bench/peers/arena/beast) ----
+want arena && { need_tool "$CXX" g++; need_lib libboost-dev; need_lib libssl-dev; need_lib zlib1g-dev; need_lib libbrotli-dev; need_lib nlohmann-json3-dev; }
+if [ ${#need_pkgs[@]} -gt 0 ]; then
+    missing=$(printf '%s\n' "${need_pkgs[@]}" | sort -u | tr '\n' ' ')
+    log "missing Debian package(s): ${missing% } (apt-get install ${missing% })"
+    exit 1
+fi
+want arena && compile arena-beast "$CXX" "$here/arena/beast/arena_beast.cpp" \
+    -std=c++17 "$opt" "${common[@]}" -- -lssl -lcrypto -lz -lbrotlienc
+while [ "$running" -gt 0 ]; do reap_one; done
 # ---- end arena: Boost.Beast ----
 # ---- arena: Node (bench/peers/arena/node) ----
 if want arena; then
