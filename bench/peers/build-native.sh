@@ -204,6 +204,22 @@ if want arena; then
 fi
 # ---- end arena: Node ----
 # ---- arena: nginx and h2o (bench/peers/arena/nginx, bench/peers/arena/h2o) ----
+# Launcher scripts only; the servers are Debian's nginx (+ libnginx-mod-http-brotli-static)
+# and h2o packages, checked here since the list of needed packages above is shared.
+if want arena; then
+    if command -v nginx > /dev/null 2>&1 && [ -r /usr/lib/nginx/modules/ngx_http_brotli_static_module.so ]; then
+        install_file 755 "$here/arena/nginx/arena-nginx.sh" "$bin/arena-nginx"
+    else
+        log "arena-nginx: missing Debian package(s) nginx / libnginx-mod-http-brotli-static"
+        failed=$((failed + 1))
+    fi
+    if command -v h2o > /dev/null 2>&1; then
+        install_file 755 "$here/arena/h2o/arena-h2o.sh" "$bin/arena-h2o"
+    else
+        log "arena-h2o: missing Debian package h2o"
+        failed=$((failed + 1))
+    fi
+fi
 # ---- end arena: nginx and h2o ----
 
 if [ "$failed" -gt 0 ]; then
