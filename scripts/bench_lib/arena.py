@@ -61,6 +61,7 @@ def data_dir(repo: Path) -> Path:
     if not _DATA:
         import atexit
         folder = Path(tempfile.mkdtemp(prefix="saturn-bench-arena-"))
+        folder.chmod(0o755)  # nginx and h2o workers read it as another user
         atexit.register(shutil.rmtree, folder, True)
         subprocess.run(["python3", str(repo / "tests" / "arena" / "gen_data.py"), str(folder)],
                        check=True, capture_output=True, timeout=120)
