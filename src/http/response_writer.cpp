@@ -202,8 +202,12 @@ void write_response(std::string& out, const response& r, const write_options& op
                   (opts.head ? 0 : body.size());
   for (auto& [name, value] : r.headers())
     n += 2 + name.size() + 2 + value.size();
+  // The head is formatted in place; the body is appended after it, so its bytes are
+  // copied once and never zero-filled first (resize would memset them).
+  const std::size_t body_bytes = opts.head ? 0 : body.size();
   std::size_t old = out.size();
-  out.resize(old + n);
+  out.reserve(old + n);
+  out.resize(old + n - body_bytes);
   cursor c{out.data() + old};
   if (r.status == 200) {
     c.lit("HTTP/1.1 200 OK\r\n");
@@ -234,11 +238,11 @@ void write_response(std::string& out, const response& r, const write_options& op
     c.put(value);
   }
   c.lit("\r\n\r\n");
-  if (!opts.head)
-    c.put(body);
   // The sizes above and the copies here must agree; a mismatch is a bug in this function.
   if (c.p != out.data() + out.size())
     std::abort();
+  if (body_bytes != 0)
+    out.append(body);
 }
 
 void write_error(std::string& out, int status, std::string_view reason, std::string_view server, bool head) {

@@ -370,17 +370,19 @@ task<response> serve_static(std::shared_ptr<root_state> state, const request& re
   std::string body;
   const bool head = req.method == "HEAD";
   const bool cacheable = st.cache && status == 200 && rep.size <= o.cache_max_file;
-  std::optional<response> streamed;
+  std::optional<response> prepared;  // the answer, unless it is the body read below
   if (head) {
     // The head alone: the length is declared, nothing is read, copied or allocated.
-    streamed = response::stream(status, std::string(type), no_body, length);
+    prepared = response::stream(status, std::string(type), no_body, length);
   } else if (rep.cached) {
-    body.assign(*rep.cached, static_cast<std::size_t>(offset), static_cast<std::size_t>(length));
+    // Shared with the cache, not copied: the response keeps the bytes alive.
+    prepared = response::with_shared_body(status, std::string(type), rep.cached, static_cast<std::size_t>(offset),
+                                          static_cast<std::size_t>(length));
   } else if (length > k_stream_above && !cacheable) {
     // Large: read and sent one piece at a time through the ring; the file stays open in
     // the producer until the last piece.
     auto file = std::make_shared<fs::file>(std::move(rep.file));
-    streamed = response::stream(
+    prepared = response::stream(
         status, std::string(type),
         [file, offset, length](body_writer& w) { return send_file_range(*file, offset, length, w); }, length);
   } else {
@@ -399,7 +401,7 @@ task<response> serve_static(std::shared_ptr<root_state> state, const request& re
     (void)ignored;
   }
 
-  response r = streamed ? std::move(*streamed) : response(status, std::string(type), std::move(body));
+  response r = prepared ? std::move(*prepared) : response(status, std::string(type), std::move(body));
   validators(r);
   r.add_header("Accept-Ranges", "bytes");
   if (coding != content_coding::identity)

@@ -8,6 +8,7 @@
 #include <saturn/result.hpp>
 #include <saturn/task/task.hpp>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -115,6 +116,22 @@ class response {
     r.m_is_static = true;
     return r;
   }
+  /// A response whose body is `length` bytes of `*bytes` from `offset` (clamped to its
+  /// size), shared rather than copied: the response keeps `bytes` alive, so a cache can
+  /// hand the same bytes to many responses at once. `bytes` must not change while any
+  /// response holds it. Any thread.
+  static response with_shared_body(int st, text_value type, std::shared_ptr<const std::string> bytes,
+                                   std::size_t offset = 0, std::size_t length = std::string::npos) {
+    response r;
+    r.status = st;
+    r.content_type = std::move(type);
+    if (bytes) {
+      r.m_static = std::string_view(*bytes).substr(std::min(offset, bytes->size()), length);
+      r.m_shared = std::move(bytes);
+    }
+    r.m_is_static = true;
+    return r;
+  }
   /// A response whose body is written by `producer` after the head is sent (a large file,
   /// a generated report, a feed), so it never needs to be in memory whole. With `length`
   /// the head says Content-Length and the producer must write exactly that many bytes;
@@ -140,6 +157,7 @@ class response {
   void set_body(std::string b) {
     m_owned = std::move(b);
     m_is_static = false;
+    m_shared.reset();
     m_producer.reset();
     m_stream_length.reset();
   }
@@ -183,7 +201,8 @@ class response {
 
  private:
   std::string m_owned;
-  std::string_view m_static;
+  std::string_view m_static;                  // with_static_body, or a view into m_shared
+  std::shared_ptr<const std::string> m_shared;  // with_shared_body: keeps m_static's bytes alive
   bool m_is_static = false;
   std::vector<std::pair<text_value, text_value>> m_headers;
   upgrade_handler m_upgrade;
