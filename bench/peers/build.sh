@@ -5,6 +5,7 @@
 #   OUTDIR/bin/<suite>-<runtime>   the peers (spawn-tokio, echo-asio, http-nginx, ...)
 #   OUTDIR/bin/echo-load           the echo suite's load generator (the runner's own)
 #   OUTDIR/bin/tls-load            TLS handshakes/s and bulk MB/s against TLS echo servers
+#   OUTDIR/bin/ws-load             the arena suite's WebSocket echo load (echo-ws)
 #   OUTDIR/share/peers/wrk/*.lua   the http suite's wrk scripts (the runner's own)
 #   OUTDIR/build.log               what every language's build printed
 #
@@ -100,6 +101,20 @@ tools() {
                 rm -f "$tdst.tmp"
                 log "tools: tls-load FAILED (see $build_log; needs g++ and libssl-dev)"
                 failed+=("tls-load")
+            fi
+        fi
+    fi
+    if want arena; then
+        # ws-load: the arena suite's WebSocket echo load (epoll, plain C: no runtime's own code).
+        local wsrc=$here/load/ws_load.c wdst=$out/bin/ws-load
+        if [ ! -x "$wdst" ] || [ "$wsrc" -nt "$wdst" ] || [ "$here/build.sh" -nt "$wdst" ]; then
+            log "tools: ws-load (gcc -O2)"
+            if gcc -std=c11 -O2 -DNDEBUG -pthread -Wall -Wextra -o "$wdst.tmp" "$wsrc" >> "$build_log" 2>&1; then
+                mv "$wdst.tmp" "$wdst"
+            else
+                rm -f "$wdst.tmp"
+                log "tools: ws-load FAILED (see $build_log; needs gcc)"
+                failed+=("ws-load")
             fi
         fi
     fi

@@ -13,8 +13,10 @@ For one step (one runtime, all the profiles it serves):
      totals from the dataset, compressed bodies decoded, upload counts, every static file
      byte for byte, ALPN http/1.1 on the TLS port. A wrong answer fails the profile
      unloaded.
-  4. wrk runs bench/peers/wrk/arena.lua with the profile's mix: an unmeasured warm-up,
-     then SAMPLES measured runs, the median by rps kept with the min and max. The
+  4. wrk runs bench/peers/wrk/arena.lua with the profile's mix (echo-ws: ws-load,
+     bench/peers/load/ws_load.c, one 'hello' text frame in flight per connection, every
+     echo checked): an unmeasured warm-up, then SAMPLES measured runs, the median by rps
+     (messages/s for echo-ws) kept with the min and max. The
      server's CPU (its whole process tree, user and system apart, from /proc) and its RSS
      are read around each run.
 """
@@ -39,13 +41,13 @@ from .netrun import (Server, _children_cpu_s, _free_port, _taskset, _wrk_result,
                      tls_certs, tree)
 
 PROFILES = ("baseline", "pipelined", "limited-conn", "json", "json-comp", "upload", "static",
-            "json-tls")
+            "json-tls", "echo-ws")
 # Connections per profile: HttpArena's smallest count where it has several (512 for the
 # connection profiles, 1024 for static, 32 for upload). json and json-tls use 512, not
 # HttpArena's 4096: on 2 CPUs, 4096 fresh TLS handshakes per wrk run would be most of a
 # 2-second run, and json keeps the same count so the two compare.
 CONNS = {"baseline": 512, "pipelined": 512, "limited-conn": 512, "json": 512, "json-comp": 512,
-         "upload": 32, "static": 1024, "json-tls": 512}
+         "upload": 32, "static": 1024, "json-tls": 512, "echo-ws": 512}
 PIPELINE = 16
 UPLOAD_BYTES = 2 * 1024 * 1024  # HttpArena's upload-2m template
 WRK_THREADS = 2
@@ -158,6 +160,44 @@ def _limited(port: int) -> str:
     return ""
 
 
+def _ws_frame(opcode: int, payload: bytes) -> bytes:
+    """A masked client frame (RFC 6455 §5.2)."""
+    mask = b"\x12\x34\x56\x78"
+    n = len(payload)
+    head = bytes([0x80 | opcode]) + (bytes([0x80 | n]) if n < 126 else bytes([0x80 | 126]) + n.to_bytes(2, "big"))
+    return head + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(payload))
+
+
+def _ws_echo(port: int) -> str:
+    """The upgrade answered with the right accept key, then a text and a 256-byte binary
+    message echoed unmasked with their opcodes."""
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
+        s.sendall(b"GET /ws HTTP/1.1\r\nHost: localhost\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                  b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n")
+        buf = b""
+        while b"\r\n\r\n" not in buf:
+            chunk = s.recv(4096)
+            if not chunk:
+                return f"GET /ws upgrade: closed after {buf[:80]!r}"
+            buf += chunk
+        head, buf = buf.split(b"\r\n\r\n", 1)
+        if not head.startswith(b"HTTP/1.1 101") or b"s3pPLMBiTxaQ9kYGzzhZRbK+xOo=" not in head:
+            return f"GET /ws upgrade: {head[:120]!r}"
+        for opcode, payload in ((1, b"hello"), (2, bytes(range(256)))):
+            s.sendall(_ws_frame(opcode, payload))
+            want = bytes([0x80 | opcode]) + (bytes([len(payload)]) if len(payload) < 126
+                                             else bytes([126]) + len(payload).to_bytes(2, "big")) + payload
+            while len(buf) < len(want):
+                chunk = s.recv(4096)
+                if not chunk:
+                    return f"/ws: closed before the echo of a {len(payload)}-byte message"
+                buf += chunk
+            if buf[:len(want)] != want:
+                return f"/ws: echo of opcode {opcode} ({len(payload)} B) is {buf[:16]!r}..., want {want[:16]!r}..."
+            buf = buf[len(want):]
+    return ""
+
+
 def check_profile(profile: str, port: int, tls_port: int, data: Path) -> str:
     """"" when the server answers the profile's requests right, else what is wrong."""
     items = json.loads((data / "dataset.json").read_text())
@@ -209,12 +249,38 @@ def check_profile(profile: str, port: int, tls_port: int, data: Path) -> str:
                     return f"GET /static/{name} (br;q=1, gzip;q=0.8): status {status}, decoded body differs"
             status, _, _, _ = _get(port, "GET", "/static/no-such-file.css")
             return "" if status == 404 else f"GET /static/no-such-file.css: status {status}, want 404"
+        if profile == "echo-ws":
+            return _ws_echo(port)
     except (OSError, http.client.HTTPException, ValueError) as e:
         return f"{profile}: {type(e).__name__}: {e}"
     return f"unknown profile {profile}"
 
 
 # ----------------------------------------------------------------- load
+
+def _load_argv(run: SuiteRun, profile: str, port: int, tls_port: int, seconds: int) -> list:
+    """The load generator's argv: ws-load for echo-ws, wrk for the rest."""
+    if profile == "echo-ws":
+        return [str(run.paths.peer("ws-load")), "--port", str(port), "--conns", str(CONNS[profile]),
+                "--threads", str(WRK_THREADS), "--duration", str(seconds)]
+    return _wrk_argv(run.paths.peer_share("wrk"), profile, port, tls_port, seconds)
+
+
+def _ws_result(stdout: str) -> dict | None:
+    """ws-load's WS_RESULT line, with rps (= msgs_per_sec), requests and non2xx set so the
+    rest of the suite reads it like wrk's."""
+    for line in stdout.splitlines():
+        if line.startswith("WS_RESULT "):
+            try:
+                r = json.loads(line[len("WS_RESULT "):])
+            except json.JSONDecodeError:
+                return None
+            if r.get("upgraded") != r.get("conns"):
+                r["errors"] = (r.get("errors") or 0) + (r.get("conns", 0) - r.get("upgraded", 0))
+            r.update(rps=r.get("msgs_per_sec"), requests=r.get("msgs"), non2xx=0, bytes=7 * (r.get("msgs") or 0))
+            return r
+    return None
+
 
 def _wrk_argv(wrk_dir: Path, profile: str, port: int, tls_port: int, seconds: int) -> list:
     conns = CONNS[profile]
@@ -263,10 +329,11 @@ def _measured(server: Server, argv: list, profile: str, log_path: Path, header: 
     (u0, s0), (mb0, mt0, ncpu), c0 = _tree_times(server.proc.pid), machine_jiffies(), _children_cpu_s()
     res = run_process(argv, timeout=timeout, log_path=log_path, header=header)
     (u1, s1), (mb1, mt1, _), c1 = _tree_times(server.proc.pid), machine_jiffies(), _children_cpu_s()
-    result = _wrk_result(res.stdout)
-    why = res.error or (f"wrk exit status {res.returncode}" if res.returncode != 0 else "")
+    result = _ws_result(res.stdout) if profile == "echo-ws" else _wrk_result(res.stdout)
+    tool = "ws-load" if profile == "echo-ws" else "wrk"
+    why = res.error or (f"{tool} exit status {res.returncode}" if res.returncode != 0 else "")
     if result is None:
-        return None, why or "wrk printed no WRK_RESULT line (see the log)"
+        return None, why or f"{tool} printed no result line (see the log)"
     wall = max(res.wall_s, 1e-6)
     user_s, sys_s = (u1 - u0) / hz, (s1 - s0) / hz
     server_pct, wrk_pct = 100 * (user_s + sys_s) / wall, 100 * (c1 - c0) / wall
@@ -305,6 +372,8 @@ def run_arena(step: Step, run: SuiteRun, log_path: Path) -> tuple[list, dict]:
     wrk_dir = run.paths.peer_share("wrk")
     if not (wrk_dir / "arena.lua").is_file():
         return [], {s: f"wrk scripts not installed in {wrk_dir}" for s in step.scenarios}
+    if "echo-ws" in step.scenarios and not run.paths.peer("ws-load").is_file():
+        return [], {s: f"load generator {run.paths.peer('ws-load')} not built" for s in step.scenarios}
     try:
         data = data_dir(run.paths.repo)
         crt, key = tls_certs("rsa")
@@ -334,11 +403,11 @@ def run_arena(step: Step, run: SuiteRun, log_path: Path) -> tuple[list, dict]:
             header = f"arena {step.runtime} {profile} threads={step.threads} round {step.round}"
             wait_quiet(run.quiet_wait)
             if p.warmup:
-                run_process(_wrk_argv(wrk_dir, profile, server.port, tls_port, p.warmup),
+                run_process(_load_argv(run, profile, server.port, tls_port, p.warmup),
                             timeout=p.warmup + 60, log_path=log_path, header=header + " (warm-up)")
             samples, why = [], ""
             for _ in range(p.samples):
-                argv_w = _wrk_argv(wrk_dir, profile, server.port, tls_port, p.duration)
+                argv_w = _load_argv(run, profile, server.port, tls_port, p.duration)
                 result, fail = _measured(server, argv_w, profile, log_path, header, p.duration + 60)
                 why = why or fail
                 if result:

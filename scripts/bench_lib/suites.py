@@ -218,10 +218,14 @@ def tls_steps(run: SuiteRun, rt: Runtime) -> list:
 
 # What each arena peer serves (bench/peers/arena/*/README.md says why not the rest).
 ARENA_PROFILES = {
-    "saturn": ("baseline", "pipelined", "limited-conn", "json", "json-comp", "upload", "static", "json-tls"),
-    "go": ("baseline", "pipelined", "limited-conn", "json", "json-comp", "upload", "static", "json-tls"),
-    "node": ("baseline", "pipelined", "limited-conn", "json", "json-comp", "upload", "static", "json-tls"),
-    "beast": ("baseline", "pipelined", "limited-conn", "json", "json-comp", "upload", "static", "json-tls"),
+    "saturn": ("baseline", "pipelined", "limited-conn", "json", "json-comp", "upload", "static", "json-tls",
+               "echo-ws"),
+    "go": ("baseline", "pipelined", "limited-conn", "json", "json-comp", "upload", "static", "json-tls",
+           "echo-ws"),
+    "node": ("baseline", "pipelined", "limited-conn", "json", "json-comp", "upload", "static", "json-tls",
+             "echo-ws"),
+    "beast": ("baseline", "pipelined", "limited-conn", "json", "json-comp", "upload", "static", "json-tls",
+              "echo-ws"),
     # hyper closes after a request with Connection: close but does not say so in its
     # answer (RFC 9112 §9.6: SHOULD), so wrk would write the next request into the closed
     # connection: limited-conn cannot be measured for it with wrk.
@@ -387,7 +391,7 @@ def _make_suites() -> dict:
               quick=Params(rounds=2, samples=1, warmup=1, duration=2),
               full=Params(rounds=5, samples=1, warmup=1, duration=5),
               scenarios=("baseline", "pipelined", "limited-conn", "json", "json-comp", "upload",
-                         "static", "json-tls"),
+                         "static", "json-tls", "echo-ws"),
               make_steps=arena_steps,
               figures={"*": ("rps", "p50_us", "p99_us", "server_cpu_us_per_req",
                              "server_user_us_per_req", "server_sys_us_per_req", "peak_rss_kib"),
@@ -396,8 +400,11 @@ def _make_suites() -> dict:
                        "upload": ("rps", "mb_per_sec", "server_cpu_us_per_req",
                                   "server_user_us_per_req", "peak_rss_kib"),
                        "static": ("rps", "mb_per_sec", "p99_us", "server_cpu_us_per_req",
-                                  "server_user_us_per_req", "peak_rss_kib")},
-              gate={"*": ("rps", "server_cpu_us_per_req", "server_user_us_per_req")},
+                                  "server_user_us_per_req", "peak_rss_kib"),
+                       "echo-ws": ("msgs_per_sec", "p50_us", "p99_us", "server_cpu_us_per_req",
+                                   "server_user_us_per_req", "server_sys_us_per_req", "peak_rss_kib")},
+              gate={"*": ("rps", "server_cpu_us_per_req", "server_user_us_per_req"),
+                    "echo-ws": ("msgs_per_sec", "server_cpu_us_per_req", "server_user_us_per_req")},
               note="HttpArena's profiles (docs/arena.md) under wrk with bench/peers/wrk/arena.lua, "
                    "a fresh server per profile, --threads 2, server and wrk sharing the 2 CPUs. "
                    "Before the load every answer of the profile is checked (sums, pipelined order, "
@@ -408,8 +415,9 @@ def _make_suites() -> dict:
                    "sends Connection: close on every 10th request (wrk reconnects). CPU is the "
                    "server's whole process tree, split into user and system time; peak RSS is the "
                    "tree's summed VmHWM. nginx and h2o serve static only; hyper no compression, "
-                   "static, TLS or limited-conn (each README says why). echo-ws is not in the suite yet (it needs "
-                   "a WebSocket load generator)."),
+                   "static, TLS or limited-conn (each README says why). echo-ws: ws-load (bench/peers/load/ws_load.c, "
+                   "epoll, plain C), 512 connections with one 5-byte text frame in flight each, every echo "
+                   "checked; its CPU figures are per message."),
     ]
     return {s.name: s for s in suites}
 
