@@ -355,7 +355,7 @@ void thread_pool::yield(runnable* r) noexcept {
 void thread_pool::track(detail::promise_base* t) noexcept {
   detail::pool_impl& p = *m_impl;
   detail::worker* w = detail::t_worker;
-  std::atomic_ref<std::uint32_t> own(t->m_live_index);
+  saturn::detail::atomic_ref<std::uint32_t> own(t->m_live_index);
   if (w != nullptr && w->pool == &p) [[likely]] {
     const std::uint32_t slot = w->live.track(t);
     if (slot != detail::live_slots::k_max_slots) [[likely]] {
@@ -376,7 +376,7 @@ void thread_pool::track(detail::promise_base* t) noexcept {
 
 void thread_pool::untrack(detail::promise_base* t) noexcept {
   detail::pool_impl& p = *m_impl;
-  std::atomic_ref<std::uint32_t> own(t->m_live_index);
+  saturn::detail::atomic_ref<std::uint32_t> own(t->m_live_index);
   const std::uint32_t idx = own.load(std::memory_order_relaxed);
   if (idx == detail::live_table::npos)
     return;
@@ -395,7 +395,7 @@ void thread_pool::untrack(detail::promise_base* t) noexcept {
   const std::uint32_t slot = own.load(std::memory_order_relaxed) & detail::k_slot_mask;
   detail::promise_base* last = p.foreign_live.items.back();
   p.foreign_live.items[slot] = last;
-  std::atomic_ref<std::uint32_t>(last->m_live_index)
+  saturn::detail::atomic_ref<std::uint32_t>(last->m_live_index)
       .store((detail::k_foreign << detail::k_worker_shift) | slot, std::memory_order_relaxed);
   p.foreign_live.items.pop_back();
   own.store(detail::live_table::npos, std::memory_order_relaxed);

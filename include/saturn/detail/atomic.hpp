@@ -4,7 +4,7 @@
 /// `detail::thread_fence`, not std::atomic, so a test build can define
 /// SATURN_INSTRUMENTED_ATOMICS and put on its include path a
 /// `saturn_instrumented_atomic.hpp` that defines the same names in saturn::detail
-/// (atomic<T>, thread_fence, cpu_relax, futex_wait x2, futex_wake); a model checker or a
+/// (atomic<T>, atomic_ref<T>, thread_fence, cpu_relax, futex_wait x2, futex_wake); a model checker or a
 /// delay injector then sees every access the runtime makes.
 
 #include <cstddef>
@@ -41,6 +41,11 @@ namespace saturn::detail {
 /// The atomic type saturn uses everywhere. Any thread, never blocks.
 template <class T>
 using atomic = std::atomic<T>;
+
+/// Atomic access to a plain object (std::atomic_ref), for a field that is atomic only on
+/// some paths. Any thread, never blocks.
+template <class T>
+using atomic_ref = std::atomic_ref<T>;
 
 #if defined(SATURN_DETAIL_TSAN)
 inline atomic<int> tsan_fence_word{0};

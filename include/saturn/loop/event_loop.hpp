@@ -14,6 +14,7 @@
 ///      the remote queue (see "wake protocol" in src/loop/wake.cpp).
 #pragma once
 
+#include <saturn/detail/atomic.hpp>
 #include <saturn/loop/buf_ring.hpp>
 #include <saturn/loop/detail/op_pool.hpp>
 #include <saturn/loop/detail/remote_queue.hpp>
@@ -362,12 +363,12 @@ class event_loop {
   std::int64_t m_timer_spin_ns = 0;  // loop_options::timer_spin
   std::uint64_t m_wake_buf = 0;
   event_loop* m_prev_current = nullptr;
-  std::atomic<bool> m_stop{false};
-  std::atomic<bool> m_notified{false};
+  detail::atomic<bool> m_stop{false};
+  detail::atomic<bool> m_notified{false};
   detail::remote_queue m_remote;
   // ordering: seq_cst with the remote queue's head (Dekker): the loop stores true then
   // re-reads the queue; a producer pushes then reads this flag. One of them sees the other.
-  alignas(64) std::atomic<bool> m_sleeping{false};
+  alignas(64) detail::atomic<bool> m_sleeping{false};
 };
 
 }  // namespace saturn

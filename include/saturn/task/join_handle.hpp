@@ -10,6 +10,7 @@
 /// ```
 #pragma once
 
+#include <saturn/detail/atomic.hpp>
 #include <saturn/task/task.hpp>
 
 #include <stdexcept>
@@ -31,7 +32,7 @@ void spawned_entry(runnable* r, run_mode mode) noexcept {
   auto* p = static_cast<P*>(r);
   if (mode == run_mode::run) {
     // ordering: relaxed atomic read; another worker may rewrite the slot bits (not npos-ness).
-    if (std::atomic_ref<std::uint32_t>(p->m_live_index).load(std::memory_order_relaxed) == live_table::npos) [[unlikely]]
+    if (saturn::detail::atomic_ref<std::uint32_t>(p->m_live_index).load(std::memory_order_relaxed) == live_table::npos) [[unlikely]]
       p->track();
     std::coroutine_handle<P>::from_promise(*p).resume();
     return;

@@ -9,6 +9,7 @@
 /// anything arrived.
 #pragma once
 
+#include <saturn/detail/atomic.hpp>
 #include <saturn/loop/operation.hpp>
 
 #include <atomic>
@@ -55,7 +56,7 @@ class alignas(64) remote_queue {
   }
 
  private:
-  alignas(64) std::atomic<runnable*> m_head{nullptr};
+  alignas(64) atomic<runnable*> m_head{nullptr};
 };
 
 }  // namespace saturn::detail

@@ -26,6 +26,7 @@
 ///     and a later await binds it afresh to the awaiting thread's loop.
 #pragma once
 
+#include <saturn/detail/atomic.hpp>
 #include <saturn/loop/event_loop.hpp>
 #include <saturn/task/detail/cancellable.hpp>
 #include <saturn/task/detail/promise_base.hpp>
@@ -102,7 +103,7 @@ class multishot_source final : public operation, private loop_exit_hook {
   void hand_out(ms_item it) noexcept;
   void drop(ms_item it) noexcept;
 
-  static inline std::atomic<std::uint64_t> s_dry{0};
+  static inline saturn::detail::atomic<std::uint64_t> s_dry{0};
   event_loop* m_owner = nullptr;
   buf_ring* m_bufs = nullptr;
   ms_await* m_waiter = nullptr;

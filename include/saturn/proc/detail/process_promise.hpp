@@ -11,6 +11,7 @@
 /// the slot is ended without notifications and the frame destroyed.
 #pragma once
 
+#include <saturn/detail/atomic.hpp>
 #include <saturn/proc/detail/node.hpp>
 #include <saturn/proc/detail/signals.hpp>
 #include <saturn/proc/detail/slot_table.hpp>
@@ -268,7 +269,7 @@ struct process_promise final : process_promise_base {
     auto h = std::coroutine_handle<process_promise>::from_promise(*p);
     if (mode == run_mode::run) {
       // ordering: relaxed, as in spawned_entry: only npos-ness matters here.
-      if (std::atomic_ref<std::uint32_t>(p->m_live_index).load(std::memory_order_relaxed) == live_table::npos) [[unlikely]]
+      if (saturn::detail::atomic_ref<std::uint32_t>(p->m_live_index).load(std::memory_order_relaxed) == live_table::npos) [[unlikely]]
         p->track();
       if (receive_base* rb = p->m_recv) {
         const std::coroutine_handle<> waiter = rb->m_waiter;
