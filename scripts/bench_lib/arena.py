@@ -26,7 +26,6 @@ from __future__ import annotations
 import gzip
 import http.client
 import json
-import os
 import shutil
 import socket
 import ssl
@@ -37,8 +36,7 @@ from pathlib import Path
 
 from .common import log, run_process, wait_quiet
 from .model import Step, SuiteRun
-from .netrun import (Server, _children_cpu_s, _free_port, _taskset, _wrk_result, machine_jiffies,
-                     tls_certs, tree)
+from .netrun import Server, _free_port, measured_load, median_samples, tls_certs
 
 PROFILES = ("baseline", "pipelined", "limited-conn", "json", "json-comp", "upload", "static",
             "json-tls", "echo-ws")
@@ -296,75 +294,24 @@ def _wrk_argv(wrk_dir: Path, profile: str, port: int, tls_port: int, seconds: in
             "-s", str(wrk_dir / script), url, "--"] + args
 
 
-def _tree_times(pid: int) -> tuple[int, int]:
-    """(user, system) clock ticks of pid and its descendants."""
-    user = sys_ = 0
-    for p in tree(pid):
-        try:
-            with open(f"/proc/{p}/stat") as f:
-                rest = f.read().rsplit(")", 1)[1].split()
-            user, sys_ = user + int(rest[11]), sys_ + int(rest[12])
-        except (OSError, IndexError, ValueError):
-            pass
-    return user, sys_
-
-
-def _tree_kib(pid: int, key: str) -> int:
-    """Sum of a /proc/<pid>/status field (VmRSS, VmHWM) over the process tree, in KiB."""
-    total = 0
-    for p in tree(pid):
-        try:
-            with open(f"/proc/{p}/status") as f:
-                for line in f:
-                    if line.startswith(key + ":"):
-                        total += int(line.split()[1])
-        except (OSError, ValueError):
-            pass
-    return total
-
-
 def _measured(server: Server, argv: list, profile: str, log_path: Path, header: str,
               timeout: float) -> tuple[dict | None, str]:
-    hz = os.sysconf("SC_CLK_TCK")
-    (u0, s0), (mb0, mt0, ncpu), c0 = _tree_times(server.proc.pid), machine_jiffies(), _children_cpu_s()
-    res = run_process(argv, timeout=timeout, log_path=log_path, header=header)
-    (u1, s1), (mb1, mt1, _), c1 = _tree_times(server.proc.pid), machine_jiffies(), _children_cpu_s()
-    result = _ws_result(res.stdout) if profile == "echo-ws" else _wrk_result(res.stdout)
-    tool = "ws-load" if profile == "echo-ws" else "wrk"
-    why = res.error or (f"{tool} exit status {res.returncode}" if res.returncode != 0 else "")
+    """One measured run (netrun.measured_load) plus the arena's own figures: bytes per
+    response, RSS now and at its peak, and MB/s for upload and static."""
+    ws = profile == "echo-ws"
+    result, why = measured_load(server, argv, log_path, header, timeout,
+                                parse=_ws_result if ws else None, tool="ws-load" if ws else "wrk")
     if result is None:
-        return None, why or f"{tool} printed no result line (see the log)"
-    wall = max(res.wall_s, 1e-6)
-    user_s, sys_s = (u1 - u0) / hz, (s1 - s0) / hz
-    server_pct, wrk_pct = 100 * (user_s + sys_s) / wall, 100 * (c1 - c0) / wall
-    machine_pct = 100 * ncpu * (mb1 - mb0) / max(1, mt1 - mt0)
+        return None, why
     n = result.get("requests") or 0
-    per = (lambda s: round(s * 1e6 / n, 3)) if n else (lambda s: 0.0)
-    secs = result.get("duration_s") or wall
-    result.update(server_cpu_pct=round(server_pct, 1), server_cpu_us_per_req=per(user_s + sys_s),
-                  server_user_us_per_req=per(user_s), server_sys_us_per_req=per(sys_s),
-                  wrk_cpu_pct=round(wrk_pct, 1), machine_cpu_pct=round(machine_pct, 1),
-                  other_cpu_pct=round(max(0.0, machine_pct - server_pct - wrk_pct), 1),
-                  bytes_per_resp=round(result.get("bytes", 0) / n, 1) if n else 0.0,
-                  rss_kib=_tree_kib(server.proc.pid, "VmRSS"),
-                  peak_rss_kib=_tree_kib(server.proc.pid, "VmHWM"))
-    result["run_other_cpu_pct"] = result["other_cpu_pct"]
+    secs = result.get("duration_s") or 1e-6
+    result.update(bytes_per_resp=round(result.get("bytes", 0) / n, 1) if n else 0.0,
+                  rss_kib=server.kib("VmRSS"), peak_rss_kib=server.kib("VmHWM"))
     if profile == "upload":
         result["mb_per_sec"] = round(n * UPLOAD_BYTES / secs / 1e6, 1)
     elif profile == "static":
         result["mb_per_sec"] = round(result.get("bytes", 0) / secs / 1e6, 1)
     return result, why
-
-
-def _wait_port(port: int, server: Server, limit: float = 15.0) -> bool:
-    deadline = time.monotonic() + limit
-    while time.monotonic() < deadline and server.alive():
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=1.0):
-                return True
-        except OSError:
-            time.sleep(0.05)
-    return False
 
 
 def run_arena(step: Step, run: SuiteRun, log_path: Path) -> tuple[list, dict]:
@@ -393,7 +340,7 @@ def run_arena(step: Step, run: SuiteRun, log_path: Path) -> tuple[list, dict]:
         with Server(argv, step.threads, [], log_path) as server:
             log(f"  {step.runtime} {profile}: pid {server.proc.pid}, 127.0.0.1:{server.port}"
                 + (f" (TLS {tls_port})" if tls_port else "") + f", --threads {step.threads}")
-            if tls_port and not _wait_port(tls_port, server):
+            if tls_port and not server.wait_port(tls_port, 15.0):
                 reasons[profile] = f"the TLS port {tls_port} never accepted"
                 continue
             wrong = check_profile(profile, server.port, tls_port, data)
@@ -405,23 +352,16 @@ def run_arena(step: Step, run: SuiteRun, log_path: Path) -> tuple[list, dict]:
             if p.warmup:
                 run_process(_load_argv(run, profile, server.port, tls_port, p.warmup),
                             timeout=p.warmup + 60, log_path=log_path, header=header + " (warm-up)")
-            samples, why = [], ""
-            for _ in range(p.samples):
-                argv_w = _load_argv(run, profile, server.port, tls_port, p.duration)
-                result, fail = _measured(server, argv_w, profile, log_path, header, p.duration + 60)
-                why = why or fail
-                if result:
-                    samples.append(result)
-            if samples:
-                samples.sort(key=lambda r: r.get("rps") or 0)
-                med = samples[(len(samples) - 1) // 2]
+            argv_w = _load_argv(run, profile, server.port, tls_port, p.duration)
+            rec, why = median_samples(p.samples, lambda: _measured(
+                server, argv_w, profile, log_path, header, p.duration + 60))
+            if rec:
                 objs.append({"suite": "arena", "scenario": profile, "runtime": step.runtime,
                              "threads": step.threads, "conns": CONNS[profile],
                              "wrk_threads": min(WRK_THREADS, CONNS[profile]),
                              **({"pipeline": PIPELINE} if profile == "pipelined" else {}),
                              **({"upload_bytes": UPLOAD_BYTES} if profile == "upload" else {}),
-                             "samples": len(samples), "rps_min": samples[0].get("rps"),
-                             "rps_max": samples[-1].get("rps"), **med})
+                             **rec})
             if not server.alive():
                 why = why or "the server exited during the run"
             if why:

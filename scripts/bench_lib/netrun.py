@@ -60,15 +60,15 @@ HTTP_ROUTES = {  # route: (status, content type, body)
 
 # ----------------------------------------------------------------- /proc helpers
 
-def _proc_stat(pid: int) -> tuple[int, int, int] | None:
-    """(ppid, utime + stime ticks, start time) of a process, None when it is gone."""
+def _proc_stat(pid: int) -> tuple[int, int, int, int] | None:
+    """(ppid, utime ticks, stime ticks, start time) of a process, None when it is gone."""
     try:
         with open(f"/proc/{pid}/stat") as f:
             line = f.read()
     except OSError:
         return None
     rest = line[line.rindex(")") + 2:].split()  # fields from 3 (state) on
-    return int(rest[1]), int(rest[11]) + int(rest[12]), int(rest[19])
+    return int(rest[1]), int(rest[11]), int(rest[12]), int(rest[19])
 
 
 def _process_table() -> dict:
@@ -82,7 +82,7 @@ def _process_table() -> dict:
 
 
 def tree(root: int) -> dict:
-    """{pid: (ppid, ticks, start time)} of root and all its descendants."""
+    """{pid: (ppid, utime, stime, start time)} of root and all its descendants."""
     table = _process_table()
     out, queue = {}, [root]
     while queue:
@@ -160,17 +160,38 @@ class Server:
     def alive(self) -> bool:
         return self.proc is not None and self.proc.poll() is None
 
+    def times(self) -> tuple[int, int]:
+        """(user, system) CPU clock ticks used so far by the server and its descendants."""
+        members = tree(self.proc.pid).values() if self.proc else ()
+        return sum(st[1] for st in members), sum(st[2] for st in members)
+
     def ticks(self) -> int:
         """CPU clock ticks used so far by the server and its descendants."""
-        return sum(st[1] for st in tree(self.proc.pid).values()) if self.proc else 0
+        return sum(self.times())
+
+    def kib(self, key: str) -> int:
+        """A /proc/<pid>/status field (VmRSS, VmHWM) summed over the server's tree, in KiB."""
+        total = 0
+        for pid in tree(self.proc.pid) if self.proc else ():
+            try:
+                with open(f"/proc/{pid}/status") as f:
+                    total += next((int(ln.split()[1]) for ln in f if ln.startswith(key + ":")), 0)
+            except (OSError, ValueError):
+                pass
+        return total
 
     def _wait_port(self, limit: float) -> bool:
+        return self.wait_port(self.port, limit)
+
+    def wait_port(self, port: int, limit: float) -> bool:
+        """True once 127.0.0.1:port accepts a connection, within `limit` s, while the
+        server runs (a second port of the server: its TLS listener)."""
         deadline = time.monotonic() + limit
         while time.monotonic() < deadline:
             if not self.alive():
                 return False
             try:
-                with socket.create_connection(("127.0.0.1", self.port), timeout=1.0):
+                with socket.create_connection(("127.0.0.1", port), timeout=1.0):
                     return True
             except OSError:
                 time.sleep(0.05)
@@ -181,7 +202,7 @@ class Server:
         (as listed before the first signal, by PID and start time) is still there."""
         if self.proc is None:
             return
-        members = {pid: st[2] for pid, st in tree(self.proc.pid).items()}
+        members = {pid: st[3] for pid, st in tree(self.proc.pid).items()}
         if self.proc.poll() is None:
             try:
                 self.proc.send_signal(signal.SIGTERM)
@@ -205,7 +226,7 @@ class Server:
         out = []
         for pid, start in members.items():
             st = _proc_stat(pid)
-            if st and st[2] == start:
+            if st and st[3] == start:
                 out.append(pid)
         return out
 
@@ -344,28 +365,49 @@ def _children_cpu_s() -> float:
     return ru.ru_utime + ru.ru_stime
 
 
-def _measured_wrk(server: Server, argv: list, log_path: Path, header: str,
-                  timeout: float) -> tuple[dict | None, str]:
-    """One measured wrk run: its result plus the CPU figures; (record, failure)."""
+def measured_load(server: Server, argv: list, log_path: Path, header: str, timeout: float,
+                  parse=None, tool: str = "wrk") -> tuple[dict | None, str]:
+    """One measured load run (wrk unless `parse` reads another tool's result line): its
+    result plus the CPU figures — the server's tree split into user and system, the load
+    generator's, the machine's; (record, failure)."""
     hz = os.sysconf("SC_CLK_TCK")
-    t0, (mb0, mt0, ncpu), c0 = server.ticks(), machine_jiffies(), _children_cpu_s()
+    (u0, s0), (mb0, mt0, ncpu), c0 = server.times(), machine_jiffies(), _children_cpu_s()
     res = run_process(argv, timeout=timeout, log_path=log_path, header=header)
-    t1, (mb1, mt1, _), c1 = server.ticks(), machine_jiffies(), _children_cpu_s()
-    result = _wrk_result(res.stdout)
-    why = res.error or (f"wrk exit status {res.returncode}" if res.returncode != 0 else "")
+    (u1, s1), (mb1, mt1, _), c1 = server.times(), machine_jiffies(), _children_cpu_s()
+    result = (parse or _wrk_result)(res.stdout)
+    why = res.error or (f"{tool} exit status {res.returncode}" if res.returncode != 0 else "")
     if result is None:
-        return None, why or "wrk printed no WRK_RESULT line (see the log)"
+        return None, why or f"{tool} printed no result line (see the log)"
     wall = max(res.wall_s, 1e-6)
-    srv = (t1 - t0) / hz
-    server_pct, wrk_pct = 100 * srv / wall, 100 * (c1 - c0) / wall
+    user_s, sys_s = (u1 - u0) / hz, (s1 - s0) / hz
+    server_pct, load_pct = 100 * (user_s + sys_s) / wall, 100 * (c1 - c0) / wall
     machine_pct = 100 * ncpu * (mb1 - mb0) / max(1, mt1 - mt0)
-    requests = result.get("requests") or 0
-    result.update(server_cpu_pct=round(server_pct, 1),
-                  server_cpu_us_per_req=round(srv * 1e6 / requests, 3) if requests else 0.0,
-                  wrk_cpu_pct=round(wrk_pct, 1), machine_cpu_pct=round(machine_pct, 1),
-                  other_cpu_pct=round(max(0.0, machine_pct - server_pct - wrk_pct), 1))
+    n = result.get("requests") or 0
+    per = (lambda sec: round(sec * 1e6 / n, 3)) if n else (lambda sec: 0.0)
+    result.update(server_cpu_pct=round(server_pct, 1), server_cpu_us_per_req=per(user_s + sys_s),
+                  server_user_us_per_req=per(user_s), server_sys_us_per_req=per(sys_s),
+                  wrk_cpu_pct=round(load_pct, 1), machine_cpu_pct=round(machine_pct, 1),
+                  other_cpu_pct=round(max(0.0, machine_pct - server_pct - load_pct), 1))
     result["run_other_cpu_pct"] = result["other_cpu_pct"]
     return result, why
+
+
+def median_samples(count: int, one) -> tuple[dict | None, str]:
+    """`count` measured runs of `one()` -> (record, failure): the median run by rps with
+    the sample count and the rps min and max, or None when no run gave a result; the
+    first failure seen."""
+    samples, why = [], ""
+    for _ in range(count):
+        result, fail = one()
+        why = why or fail
+        if result:
+            samples.append(result)
+    if not samples:
+        return None, why
+    samples.sort(key=lambda r: r.get("rps") or 0)
+    med = samples[(len(samples) - 1) // 2]
+    return {"samples": len(samples), "rps_min": samples[0].get("rps"),
+            "rps_max": samples[-1].get("rps"), **med}, why
 
 
 def run_http(step: Step, run: SuiteRun, log_path: Path) -> tuple[list, dict]:
@@ -395,21 +437,12 @@ def run_http(step: Step, run: SuiteRun, log_path: Path) -> tuple[list, dict]:
                 argv, _ = _wrk_argv(wrk_dir, server.port, sc, p.warmup, delay_ms)
                 run_process(_taskset(load_cpus) + argv, timeout=p.warmup + 60,
                             log_path=log_path, header=header + " (warm-up)")
-            samples, why = [], ""
-            for _ in range(p.samples):
-                argv, fields = _wrk_argv(wrk_dir, server.port, sc, p.duration, delay_ms)
-                result, fail = _measured_wrk(server, _taskset(load_cpus) + argv, log_path,
-                                             header, p.duration + 60)
-                why = why or fail
-                if result:
-                    samples.append(result)
-            if samples:
-                samples.sort(key=lambda r: r.get("rps") or 0)
-                med = samples[(len(samples) - 1) // 2]
+            argv, fields = _wrk_argv(wrk_dir, server.port, sc, p.duration, delay_ms)
+            rec, why = median_samples(p.samples, lambda: measured_load(
+                server, _taskset(load_cpus) + argv, log_path, header, p.duration + 60))
+            if rec:
                 objs.append({"suite": "http", "scenario": sc, "runtime": step.runtime,
-                             "threads": step.threads, **fields, "samples": len(samples),
-                             "rps_min": samples[0].get("rps"), "rps_max": samples[-1].get("rps"),
-                             **med})
+                             "threads": step.threads, **fields, **rec})
             if not server.alive():
                 why = why or "the server exited during the run"
             if why:

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Callable
 
 from .common import Paths, is_executable
+from .arena import PROFILES as ARENA_PROFILE_ORDER
 from .model import Params, Runtime, Step, SuiteRun, runtime_order
 
 
@@ -218,14 +219,7 @@ def tls_steps(run: SuiteRun, rt: Runtime) -> list:
 
 # What each arena peer serves (bench/peers/arena/*/README.md says why not the rest).
 ARENA_PROFILES = {
-    "saturn": ("baseline", "pipelined", "limited-conn", "json", "json-comp", "upload", "static", "json-tls",
-               "echo-ws"),
-    "go": ("baseline", "pipelined", "limited-conn", "json", "json-comp", "upload", "static", "json-tls",
-           "echo-ws"),
-    "node": ("baseline", "pipelined", "limited-conn", "json", "json-comp", "upload", "static", "json-tls",
-             "echo-ws"),
-    "beast": ("baseline", "pipelined", "limited-conn", "json", "json-comp", "upload", "static", "json-tls",
-              "echo-ws"),
+    **{rt: ARENA_PROFILE_ORDER for rt in ("saturn", "go", "node", "beast")},
     # hyper closes after a request with Connection: close but does not say so in its
     # answer (RFC 9112 §9.6: SHOULD), so wrk would write the next request into the closed
     # connection: limited-conn cannot be measured for it with wrk.
@@ -390,8 +384,7 @@ def _make_suites() -> dict:
                ("hyper", "arena-hyper"), ("nginx", "arena-nginx"), ("h2o", "arena-h2o")),
               quick=Params(rounds=2, samples=1, warmup=1, duration=2),
               full=Params(rounds=5, samples=1, warmup=1, duration=5),
-              scenarios=("baseline", "pipelined", "limited-conn", "json", "json-comp", "upload",
-                         "static", "json-tls", "echo-ws"),
+              scenarios=ARENA_PROFILE_ORDER,
               make_steps=arena_steps,
               figures={"*": ("rps", "p50_us", "p99_us", "server_cpu_us_per_req",
                              "server_user_us_per_req", "server_sys_us_per_req", "peak_rss_kib"),
