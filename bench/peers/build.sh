@@ -73,51 +73,34 @@ step() {
 }
 
 # The runner's own tools (load generator, wrk scripts): not a peer, built here.
+# tool NAME SOURCE NEEDS COMPILER FLAGS...: one of the runner's load generators, rebuilt
+# when missing or older than its source or this script; NEEDS names the packages in the
+# failure message.
+tool() {
+    local name=$1 src=$here/load/$2 needs=$3 dst=$out/bin/$1
+    shift 3
+    [ ! -x "$dst" ] || [ "$src" -nt "$dst" ] || [ "$here/build.sh" -nt "$dst" ] || return 0
+    log "tools: $name ($1 -O2)"
+    # The source before the flags, so libraries (-lssl) come after it for the linker.
+    if "$1" "$src" "${@:2}" -o "$dst.tmp" >> "$build_log" 2>&1; then
+        mv "$dst.tmp" "$dst"
+    else
+        rm -f "$dst.tmp"
+        log "tools: $name FAILED (see $build_log; needs $needs)"
+        failed+=("$name")
+    fi
+}
+
 tools() {
     local t0
     t0=$(date +%s)
-    if want echo; then
-        local src=$here/load/echo_load.cpp dst=$out/bin/echo-load
-        if [ ! -x "$dst" ] || [ "$src" -nt "$dst" ] || [ "$here/build.sh" -nt "$dst" ]; then
-            log "tools: echo-load (g++ -O2)"
-            if g++ -std=c++20 -O2 -DNDEBUG -pthread -Wall -Wextra -o "$dst.tmp" "$src" >> "$build_log" 2>&1; then
-                mv "$dst.tmp" "$dst"
-            else
-                rm -f "$dst.tmp"
-                log "tools: echo-load FAILED (see $build_log; needs g++)"
-                failed+=("echo-load")
-            fi
-        fi
-    fi
-    if want echo || want tls; then
-        # tls-load: the TLS measurements (handshakes/s, bulk MB/s) against the echo
-        # servers run with TLS (saturn-echo --tls and the peers' TLS modes).
-        local tsrc=$here/load/tls_load.cpp tdst=$out/bin/tls-load
-        if [ ! -x "$tdst" ] || [ "$tsrc" -nt "$tdst" ] || [ "$here/build.sh" -nt "$tdst" ]; then
-            log "tools: tls-load (g++ -O2, OpenSSL)"
-            if g++ -std=c++20 -O2 -DNDEBUG -pthread -Wall -Wextra -o "$tdst.tmp" "$tsrc" -lssl -lcrypto >> "$build_log" 2>&1; then
-                mv "$tdst.tmp" "$tdst"
-            else
-                rm -f "$tdst.tmp"
-                log "tools: tls-load FAILED (see $build_log; needs g++ and libssl-dev)"
-                failed+=("tls-load")
-            fi
-        fi
-    fi
-    if want arena; then
-        # ws-load: the arena suite's WebSocket echo load (epoll, plain C: no runtime's own code).
-        local wsrc=$here/load/ws_load.c wdst=$out/bin/ws-load
-        if [ ! -x "$wdst" ] || [ "$wsrc" -nt "$wdst" ] || [ "$here/build.sh" -nt "$wdst" ]; then
-            log "tools: ws-load (gcc -O2)"
-            if gcc -std=c11 -O2 -DNDEBUG -pthread -Wall -Wextra -o "$wdst.tmp" "$wsrc" >> "$build_log" 2>&1; then
-                mv "$wdst.tmp" "$wdst"
-            else
-                rm -f "$wdst.tmp"
-                log "tools: ws-load FAILED (see $build_log; needs gcc)"
-                failed+=("ws-load")
-            fi
-        fi
-    fi
+    local cxx=(g++ -std=c++20 -O2 -DNDEBUG -pthread -Wall -Wextra)
+    want echo && tool echo-load echo_load.cpp g++ "${cxx[@]}"
+    # tls-load: the TLS measurements (handshakes/s, bulk MB/s) against the echo servers
+    # run with TLS (saturn-echo --tls and the peers' TLS modes).
+    { want echo || want tls; } && tool tls-load tls_load.cpp "g++ and libssl-dev" "${cxx[@]}" -lssl -lcrypto
+    # ws-load: the arena suite's WebSocket echo load (epoll, plain C: no runtime's own code).
+    want arena && tool ws-load ws_load.c gcc gcc -std=c11 -O2 -DNDEBUG -pthread -Wall -Wextra
     if want http || want arena; then
         local f
         for f in "$here"/wrk/*.lua; do
