@@ -143,6 +143,10 @@ install_file() {
     fi
 }
 
+# The launchers' shared functions (nginx and h2o peers source them).
+if want http || want tls || want arena; then
+    install_file 644 "$here/common/sh/peer_launch.sh" "$share/lib/peer_launch.sh"
+fi
 if want ring; then
     beam=$share/ring-erlang/ring_bench.beam
     src=$here/ring/erlang/ring_bench.erl

@@ -14,38 +14,14 @@
 # shutdown waits for open connections) it is killed, so the launcher is gone within 2 s.
 # H2O overrides the h2o binary. See README.md.
 set -u
-usage() {
-    echo "usage: arena-h2o --port P --threads W --data DIR [--tls-port Q --tls-cert CRT --tls-key KEY]${1:+ ($1)}" >&2
-    exit 2
-}
-port="" data="" tls_port=0 cert="" key=""
-threads=$(nproc)
-while [ $# -gt 0 ]; do
-    [ $# -ge 2 ] || usage "$1 needs a value"
-    case "$1" in
-        --port) port=$2 ;;
-        --threads) threads=$2 ;;
-        --data) data=$2 ;;
-        --tls-port) tls_port=$2 ;;
-        --tls-cert) cert=$2 ;;
-        --tls-key) key=$2 ;;
-        *) usage "unknown argument $1" ;;
-    esac
-    shift 2
-done
-case "$port" in '' | *[!0-9]*) usage "--port P is required" ;; esac
-[ "$port" -le 65535 ] || usage "--port must be below 65536"
-case "$tls_port" in '' | *[!0-9]*) usage "--tls-port must be a port number" ;; esac
-[ "$tls_port" -le 65535 ] || usage "--tls-port must be below 65536"
-case "$threads" in '' | *[!0-9]* | 0) usage "--threads must be a count >= 1" ;; esac
-[ -n "$data" ] || usage "--data DIR is required"
-[ -d "$data/static" ] || { echo "arena-h2o: $data/static is not a directory (tests/arena/gen_data.py DIR makes it)" >&2; exit 1; }
-data=$(readlink -f "$data")
-if [ "$tls_port" -gt 0 ]; then
-    [ -n "$cert" ] && [ -n "$key" ] || usage "--tls-port needs --tls-cert and --tls-key"
-    [ -r "$cert" ] && [ -r "$key" ] || { echo "arena-h2o: cannot read $cert or $key" >&2; exit 1; }
-    cert=$(readlink -f "$cert") key=$(readlink -f "$key")
-fi
+# The shared launcher functions (bench/peers/common/sh/peer_launch.sh), installed by
+# build-native.sh beside the peers' shared files; PEER_LIB overrides where they are.
+here=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")
+lib=${PEER_LIB:-$here/../share/peers/lib/peer_launch.sh}
+[ -r "$lib" ] || lib=$here/../../common/sh/peer_launch.sh  # run from the source tree
+# shellcheck source=../../common/sh/peer_launch.sh
+. "$lib" || { echo "$(basename "$0"): cannot read $lib" >&2; exit 1; }
+peer_arena_args arena-h2o "$@"
 h2o=${H2O:-$(command -v h2o || echo /usr/bin/h2o)}
 [ -x "$h2o" ] || { echo "arena-h2o: h2o not found (Debian package h2o)" >&2; exit 1; }
 
@@ -84,27 +60,4 @@ hosts:
         file.send-compressed: ON
 CONF
 
-"$h2o" -m worker -c "$prefix/h2o.conf" &
-pid=$!
-stop() {
-    kill -TERM "$pid" 2> /dev/null
-    # Up to 1 s for h2o to finish, then SIGKILL (its graceful shutdown waits for open
-    # connections, idle keep-alive ones included). It counts as finished once it is a
-    # zombie (kill -0 would still succeed on it until the wait below reaps it).
-    local state
-    for _ in $(seq 20); do
-        state=Z
-        { read -r _ _ state _ < "/proc/$pid/stat"; } 2> /dev/null
-        [ "$state" = Z ] && break
-        sleep 0.05
-    done
-    [ "$state" = Z ] || kill -KILL "$pid" 2> /dev/null
-    wait "$pid" 2> /dev/null
-    rm -rf "$prefix"
-    exit 0
-}
-trap stop TERM INT
-wait "$pid"
-rc=$?
-rm -rf "$prefix"
-exit $rc
+peer_run "$prefix" 1 "$h2o" -m worker -c "$prefix/h2o.conf"

@@ -13,38 +13,14 @@
 # stop nginx (its fast shutdown) and remove the prefix. NGINX overrides the nginx binary,
 # NGINX_MODULES the module directory. See README.md.
 set -u
-usage() {
-    echo "usage: arena-nginx --port P --threads W --data DIR [--tls-port Q --tls-cert CRT --tls-key KEY]${1:+ ($1)}" >&2
-    exit 2
-}
-port="" data="" tls_port=0 cert="" key=""
-threads=$(nproc)
-while [ $# -gt 0 ]; do
-    [ $# -ge 2 ] || usage "$1 needs a value"
-    case "$1" in
-        --port) port=$2 ;;
-        --threads) threads=$2 ;;
-        --data) data=$2 ;;
-        --tls-port) tls_port=$2 ;;
-        --tls-cert) cert=$2 ;;
-        --tls-key) key=$2 ;;
-        *) usage "unknown argument $1" ;;
-    esac
-    shift 2
-done
-case "$port" in '' | *[!0-9]*) usage "--port P is required" ;; esac
-[ "$port" -le 65535 ] || usage "--port must be below 65536"
-case "$tls_port" in '' | *[!0-9]*) usage "--tls-port must be a port number" ;; esac
-[ "$tls_port" -le 65535 ] || usage "--tls-port must be below 65536"
-case "$threads" in '' | *[!0-9]* | 0) usage "--threads must be a count >= 1" ;; esac
-[ -n "$data" ] || usage "--data DIR is required"
-[ -d "$data/static" ] || { echo "arena-nginx: $data/static is not a directory (tests/arena/gen_data.py DIR makes it)" >&2; exit 1; }
-data=$(readlink -f "$data")
-if [ "$tls_port" -gt 0 ]; then
-    [ -n "$cert" ] && [ -n "$key" ] || usage "--tls-port needs --tls-cert and --tls-key"
-    [ -r "$cert" ] && [ -r "$key" ] || { echo "arena-nginx: cannot read $cert or $key" >&2; exit 1; }
-    cert=$(readlink -f "$cert") key=$(readlink -f "$key")
-fi
+# The shared launcher functions (bench/peers/common/sh/peer_launch.sh), installed by
+# build-native.sh beside the peers' shared files; PEER_LIB overrides where they are.
+here=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")
+lib=${PEER_LIB:-$here/../share/peers/lib/peer_launch.sh}
+[ -r "$lib" ] || lib=$here/../../common/sh/peer_launch.sh  # run from the source tree
+# shellcheck source=../../common/sh/peer_launch.sh
+. "$lib" || { echo "$(basename "$0"): cannot read $lib" >&2; exit 1; }
+peer_arena_args arena-nginx "$@"
 nginx=${NGINX:-$(command -v nginx || echo /usr/sbin/nginx)}
 [ -x "$nginx" ] || { echo "arena-nginx: nginx not found (Debian package nginx)" >&2; exit 1; }
 modules=${NGINX_MODULES:-/usr/lib/nginx/modules}
@@ -129,16 +105,4 @@ http {
 }
 CONF
 
-"$nginx" -p "$prefix/" -c "$prefix/nginx.conf" -e stderr &
-pid=$!
-stop() {
-    kill -TERM "$pid" 2>/dev/null
-    wait "$pid" 2>/dev/null
-    rm -rf "$prefix"
-    exit 0
-}
-trap stop TERM INT
-wait "$pid"
-rc=$?
-rm -rf "$prefix"
-exit $rc
+peer_run "$prefix" 4 "$nginx" -p "$prefix/" -c "$prefix/nginx.conf" -e stderr

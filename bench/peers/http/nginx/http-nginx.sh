@@ -12,6 +12,13 @@
 # needs a sleep that the core modules do not have, so it is 404 like any unknown path
 # (the runner skips that scenario for nginx). See README.md.
 set -u
+# The shared launcher functions (bench/peers/common/sh/peer_launch.sh), installed by
+# build-native.sh beside the peers' shared files; PEER_LIB overrides where they are.
+here=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")
+lib=${PEER_LIB:-$here/../share/peers/lib/peer_launch.sh}
+[ -r "$lib" ] || lib=$here/../../common/sh/peer_launch.sh  # run from the source tree
+# shellcheck source=../../common/sh/peer_launch.sh
+. "$lib" || { echo "$(basename "$0"): cannot read $lib" >&2; exit 1; }
 usage() { echo "usage: http-nginx --port P [--threads W]${1:+ ($1)}" >&2; exit 2; }
 port=""
 threads=$(nproc)
@@ -73,16 +80,4 @@ http {
 }
 CONF
 
-"$nginx" -p "$prefix/" -c "$prefix/nginx.conf" -e stderr &
-pid=$!
-stop() {
-    kill -TERM "$pid" 2>/dev/null
-    wait "$pid" 2>/dev/null
-    rm -rf "$prefix"
-    exit 0
-}
-trap stop TERM INT
-wait "$pid"
-rc=$?
-rm -rf "$prefix"
-exit $rc
+peer_run "$prefix" 4 "$nginx" -p "$prefix/" -c "$prefix/nginx.conf" -e stderr

@@ -9,6 +9,13 @@
 # (what tls-load --proto http asks for after each handshake). SIGTERM / SIGINT stop
 # nginx and remove the prefix. NGINX overrides the nginx binary. See README.md.
 set -u
+# The shared launcher functions (bench/peers/common/sh/peer_launch.sh), installed by
+# build-native.sh beside the peers' shared files; PEER_LIB overrides where they are.
+here=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")
+lib=${PEER_LIB:-$here/../share/peers/lib/peer_launch.sh}
+[ -r "$lib" ] || lib=$here/../../common/sh/peer_launch.sh  # run from the source tree
+# shellcheck source=../../common/sh/peer_launch.sh
+. "$lib" || { echo "$(basename "$0"): cannot read $lib" >&2; exit 1; }
 usage() { echo "usage: tls-nginx --port P [--threads W] --tls-cert CERT --tls-key KEY${1:+ ($1)}" >&2; exit 2; }
 port="" cert="" key=""
 threads=$(nproc)
@@ -76,16 +83,4 @@ http {
 }
 CONF
 
-"$nginx" -p "$prefix/" -c "$prefix/nginx.conf" -e stderr &
-pid=$!
-stop() {
-    kill -TERM "$pid" 2>/dev/null
-    wait "$pid" 2>/dev/null
-    rm -rf "$prefix"
-    exit 0
-}
-trap stop TERM INT
-wait "$pid"
-rc=$?
-rm -rf "$prefix"
-exit $rc
+peer_run "$prefix" 4 "$nginx" -p "$prefix/" -c "$prefix/nginx.conf" -e stderr
