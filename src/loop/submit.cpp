@@ -90,6 +90,15 @@ void event_loop::submit_timeout(operation* op, const kernel_timespec* ts, bool a
   ++m_in_flight;
 }
 
+void event_loop::submit_poll(operation* op, int fd, unsigned events) {
+  io_uring_sqe* sqe = m_ring->try_get_sqe();
+  if (sqe == nullptr) [[unlikely]]
+    return detail::after_flush<&event_loop::submit_poll>(*m_ring, this, op, fd, events);
+  io_uring_prep_poll_add(sqe, fd, events);
+  detail::tag(sqe, op);
+  ++m_in_flight;
+}
+
 void event_loop::submit_close(operation* op, int fd) {
   io_uring_sqe* sqe = m_ring->try_get_sqe();
   if (sqe == nullptr) [[unlikely]]

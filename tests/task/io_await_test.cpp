@@ -9,6 +9,7 @@
 
 #include <sys/uio.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -413,4 +414,54 @@ TEST(task_io, close_through_the_ring) {
   }(fds[0], fds[1]));
   EXPECT_TRUE(ok);
   EXPECT_EQ(::fcntl(fds[0], F_GETFD), -1);
+}
+
+namespace {
+task<std::pair<unsigned, bool>> poll_then_write(int rfd, int wfd) {
+  // The read end is not ready until a writer writes; poll reports POLLIN without reading.
+  auto* root = co_await root_ctx();
+  auto waiter = saturn::spawn_in(*root, [](int fd) -> task<unsigned> {
+    auto p = saturn::poll(fd, POLLIN);
+    auto r = co_await p;
+    co_return r.has_value() ? *r : 0u;
+  }(rfd));
+  (void)co_await saturn::sleep_for(5ms);
+  const bool early = waiter.is_finished();
+  std::string msg = "x";
+  (void)co_await saturn::write(wfd, cbytes(msg));
+  const unsigned mask = co_await waiter;
+  co_return std::pair{mask, early};
+}
+}  // namespace
+
+TEST(task_io, poll_reports_readiness_without_reading) {
+  saturn::runtime rt;
+  pipe_fds p;
+  auto [mask, early] = rt.block_on(poll_then_write(p.r, p.w));
+  EXPECT_FALSE(early) << "poll completed before the pipe had data";
+  EXPECT_TRUE(mask & POLLIN);
+  char c = 0;
+  EXPECT_EQ(::read(p.r, &c, 1), 1) << "poll must leave the byte in the pipe";
+  EXPECT_EQ(c, 'x');
+}
+
+TEST(task_io, poll_on_a_closed_peer_reports_hangup_and_cancel_ends_it) {
+  saturn::runtime rt;
+  pipe_fds p;
+  ::close(p.w);
+  p.w = -1;
+  const unsigned mask = rt.block_on([](int fd) -> task<unsigned> {
+    auto r = co_await saturn::poll(fd, POLLIN);
+    co_return r.has_value() ? *r : 0u;
+  }(p.r));
+  EXPECT_TRUE(mask & POLLHUP);
+  pipe_fds q;
+  const bool cancelled = rt.block_on([](int fd) -> task<bool> {
+    auto r = co_await saturn::when_any(
+        [](int f) -> task<saturn::result<unsigned>> { co_return co_await saturn::poll(f, POLLIN); }(fd),
+        [](std::chrono::milliseconds d) -> task<saturn::result<void>> { co_return co_await saturn::sleep_for(d); }(10ms));
+    co_return r.index() == 1;
+  }(q.r));
+  EXPECT_TRUE(cancelled);
+  EXPECT_EQ(rt.loop().in_flight(), 0u);
 }

@@ -125,6 +125,11 @@ class event_loop {
   /// A kernel timeout (IORING_OP_TIMEOUT). `ts` must stay alive until completion.
   /// Completes with -ETIME on expiry (normal), -ECANCELED when cancelled.
   void submit_timeout(operation* op, const kernel_timespec* ts, bool absolute = false);
+  /// A one-shot IORING_OP_POLL_ADD: completes with the ready events (a POLLIN/POLLOUT/...
+  /// mask, POLLHUP and POLLERR included whatever `events` asks) once `fd` has one of
+  /// `events`, or -errno. For descriptors whose own library reads them (c-ares's sockets)
+  /// and for pidfds (POLLIN: the child exited).
+  void submit_poll(operation* op, int fd, unsigned events);
   /// IORING_OP_ASYNC_CANCEL of `target`. `op` (may be null: result ignored) completes with
   /// 0 (target cancelled: it completes with -ECANCELED), -ENOENT (target already completed
   /// or unknown) or -EALREADY (target is running and may still complete normally).

@@ -132,6 +132,14 @@ struct cancel_awaiter : io_awaiter<cancel_awaiter, int> {
   result<int> value(int res) const noexcept { return res; }
 };
 
+struct poll_awaiter : io_awaiter<poll_awaiter, unsigned> {
+  int m_fd;
+  unsigned m_events;
+  poll_awaiter(int fd, unsigned events) : io_awaiter("poll"), m_fd(fd), m_events(events) {}
+  void submit(event_loop& l) { l.submit_poll(this, m_fd, m_events); }
+  result<unsigned> value(int res) const noexcept { return static_cast<unsigned>(res); }
+};
+
 struct close_awaiter : io_awaiter<close_awaiter, void> {
   int m_fd;
   explicit close_awaiter(int fd) : io_awaiter("close"), m_fd(fd) {}
@@ -180,6 +188,14 @@ inline detail::timeout_awaiter kernel_timeout(std::chrono::nanoseconds d) noexce
 /// Cancels another in-flight operation: 0 cancelled, or an error (ENOENT: already
 /// completed or unknown; EALREADY: running and may still complete).
 inline detail::cancel_awaiter cancel(const operation* target) noexcept { return detail::cancel_awaiter(target); }
+
+/// Waits until `fd` is ready for one of `events` (POLLIN, POLLOUT, ... from <poll.h>)
+/// through the ring (a one-shot IORING_OP_POLL_ADD), without reading or writing it: the
+/// ready mask (POLLHUP/POLLERR may be set whatever was asked), or an error naming "poll".
+/// For a descriptor some library reads itself (a resolver's socket) and for a pidfd
+/// (POLLIN once the child has exited). Cancellation: a stop of the task's token cancels
+/// the poll (std::errc::operation_canceled).
+inline detail::poll_awaiter poll(int fd, unsigned events) noexcept { return detail::poll_awaiter(fd, events); }
 
 /// Closes `fd` through the ring (IORING_OP_CLOSE). The descriptor is gone once the await
 /// ends, whatever the result; an error (EBADF, EIO from a deferred write) names "close".
