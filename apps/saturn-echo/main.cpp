@@ -10,11 +10,15 @@
 // per message). It raises its soft RLIMIT_NOFILE to the hard limit at start (one
 // descriptor per connection). With --tls every connection handshakes TLS first (10 s at
 // most) and echoes the plaintext: reads of up to 64 KiB decrypted into one buffer per
-// connection, each written back as records (tls/stream.hpp). SIGTERM/SIGINT stop it cleanly: the pool cancels all I/O and joins.
+// connection, each written back as records (tls/stream.hpp). SIGTERM/SIGINT stop it
+// gracefully (os::graceful_stop): accepting stops at once, open connections get
+// --stop-grace-ms to end by themselves, then are closed; then the pool joins.
 // Exit status: 0 after SIGTERM/SIGINT, 1 when the port cannot be bound or the certificate
 // cannot be loaded, 2 on a bad command line (an out-of-range value is refused, never
 // wrapped or clamped).
 #include <saturn/net.hpp>
+#include <saturn/os/graceful.hpp>
+#include <saturn/os/signal.hpp>
 #include <saturn/sched/thread_pool.hpp>
 #include <saturn/tls.hpp>
 
@@ -77,18 +81,20 @@ saturn::task<void> echo_tls_connection(saturn::net::tcp_stream s, const saturn::
 
 // With one SO_REUSEPORT listener per worker, each listener's accept loop is placed on its
 // own worker (thread_pool::spawn_on), so its multishot accept lives in that worker's ring.
-saturn::task<void> accept_loop(saturn::thread_pool& pool, saturn::net::tcp_listener listener,
+// Connections are the stop's work in flight; the accept loops its acceptors.
+saturn::task<void> accept_loop(saturn::os::graceful_stop& gs, saturn::net::tcp_listener listener,
                                const saturn::tls::context* tls) {
   for (;;) {
     auto c = co_await listener.accept();
     if (!c) {
-      std::fprintf(stderr, "saturn-echo: %s\n", c.err().message().c_str());
+      if (!gs.stopping())  // a stop cancels the accept: that is no failure
+        std::fprintf(stderr, "saturn-echo: %s\n", c.err().message().c_str());
       co_return;
     }
     if (tls != nullptr)
-      (void)pool.spawn(echo_tls_connection(std::move(*c), tls));  // detached: the handle is dropped
+      gs.spawn(echo_tls_connection(std::move(*c), tls));
     else
-      (void)pool.spawn(echo_connection(std::move(*c)));
+      gs.spawn(echo_connection(std::move(*c)));
   }
 }
 
@@ -125,6 +131,7 @@ int main(int argc, char** argv) {
   unsigned max_buffers = 4096;
   unsigned buffer_size = 16384;
   unsigned spin_us = 50;
+  unsigned stop_grace_ms = 1000;
   app.add_option("--port", port, "TCP port on 127.0.0.1")->transform(apps::decimal())->required()->check(CLI::Range(1u, 65535u));
   app.add_option("--threads", threads, "worker threads (default: the CPUs this process may use)")->transform(apps::decimal())
       ->check(CLI::Range(1u, 255u));  // the pool's limit
@@ -139,6 +146,10 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--buffer-size", buffer_size, "bytes per receive buffer")->check(CLI::Range(1u, 1u << 20))->capture_default_str();
   app.add_option("--spin-us", spin_us, "how long an idle worker polls before parking, in microseconds")->capture_default_str();
+  app.add_option("--stop-grace-ms", stop_grace_ms, "at SIGTERM/SIGINT, how long open connections may go on before they are closed")
+      ->transform(apps::decimal())
+      ->check(CLI::Range(0u, 3600000u))
+      ->capture_default_str();
   bool use_tls = false;
   std::string tls_cert, tls_key;
   app.add_flag("--tls", use_tls, "serve TLS (1.2 and 1.3) with --tls-cert and --tls-key");
@@ -146,7 +157,7 @@ int main(int argc, char** argv) {
   app.add_option("--tls-key", tls_key, "PEM private key for --tls");
   bool steal_io = false;
   app.add_flag("--steal-io-wakeups", steal_io, "A/B: let other workers steal tasks their ring woke (pin_io_wakeups off)");
-  app.footer("SIGTERM/SIGINT close every connection and exit 0. Exit status 1: the port cannot be bound or the workers cannot start; 2: bad arguments.");
+  app.footer("SIGTERM/SIGINT stop accepting, give open connections --stop-grace-ms, close them and exit 0. Exit status 1: the port cannot be bound or the workers cannot start; 2: bad arguments.");
   // The ring starts at --buffers and only grows: a start above the most it may grow to is
   // a contradiction, refused like any other bad value.
   app.callback([&] {
@@ -175,12 +186,12 @@ int main(int argc, char** argv) {
 
   (void)apps::raise_nofile();  // one descriptor per connection: take what the hard limit allows
 
-  // Block the stop signals before any worker starts, so only sigwait below sees them.
-  sigset_t stop_set;
-  sigemptyset(&stop_set);
-  sigaddset(&stop_set, SIGTERM);
-  sigaddset(&stop_set, SIGINT);
-  pthread_sigmask(SIG_BLOCK, &stop_set, nullptr);
+  // Block the stop signals before any worker starts (every worker inherits the mask), so
+  // the kernel keeps them for the signalfd that graceful_stop reads (os/signal.hpp).
+  if (auto blocked = saturn::os::block_signals({SIGTERM, SIGINT}); !blocked) {
+    std::fprintf(stderr, "saturn-echo: %s\n", blocked.err().message().c_str());
+    return 1;
+  }
   std::signal(SIGPIPE, SIG_IGN);
 
   saturn::pool_options po;
@@ -203,10 +214,14 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "saturn-echo: cannot listen on 127.0.0.1:%u: %s\n", port, bound.err().message().c_str());
       return 1;
     }
+    saturn::os::graceful_stop gs(pool);
     for (unsigned i = 0; i < bound->size(); ++i)  // listener i's accept loop on worker i
-      (void)pool.spawn_on(i, accept_loop(pool, std::move((*bound)[i]), tls ? &*tls : nullptr));
-    int sig = 0;
-    sigwait(&stop_set, &sig);
+      gs.spawn_acceptor_on(i, accept_loop(gs, std::move((*bound)[i]), tls ? &*tls : nullptr));
+    auto stopped = pool.block_on(gs.stop_on_signals({SIGTERM, SIGINT}, std::chrono::milliseconds(stop_grace_ms)));
+    if (!stopped) {
+      std::fprintf(stderr, "saturn-echo: %s\n", stopped.err().message().c_str());
+      return 1;
+    }
   }
   pool_box.reset();  // the pool cancels every operation, destroys every task, joins its workers
   return 0;

@@ -8,11 +8,17 @@
 #include <gtest/gtest.h>
 #include <saturn/saturn.hpp>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdio>
+#include <chrono>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "support/run_program.hpp"
@@ -154,6 +160,66 @@ TEST_P(server_cli, sigint_and_sigterm_exit_0) {
     const auto o = run({"--port", port, "--threads", "2"}, sig);
     EXPECT_EQ(o.status, 0) << "signal " << sig << ": " << o.err;
   }
+}
+
+/// A blocking client socket connected to 127.0.0.1:port, retried while the server starts.
+int connect_retrying(std::uint16_t port) {
+  for (int i = 0; i < 300; ++i) {
+    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(port);
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0)
+      return fd;
+    ::close(fd);
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return -1;
+}
+
+// saturn-echo's stop is os::graceful_stop: at SIGTERM an open connection keeps working
+// for --stop-grace-ms, then is closed, and the server exits 0 — not at once, not never.
+TEST(server_cli_echo, sigterm_gives_open_connections_the_grace_then_closes_them) {
+  auto l = net::tcp_listener::bind(net::address::loopback_v4(0));
+  ASSERT_TRUE(l.has_value());
+  const std::uint16_t port = l->local_address()->port();
+  l->close();
+  const std::string bin = std::string(SATURN_BIN_DIR) + "/saturn-echo";
+  const std::string port_s = std::to_string(port);
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::execl(bin.c_str(), bin.c_str(), "--port", port_s.c_str(), "--threads", "2", "--stop-grace-ms", "400", nullptr);
+    ::_exit(127);
+  }
+  const int fd = connect_retrying(port);
+  ASSERT_GE(fd, 0) << "saturn-echo did not start";
+  char buf[8] = {};
+  ASSERT_EQ(::write(fd, "hi", 2), 2);
+  ASSERT_EQ(::read(fd, buf, sizeof buf), 2);
+  const auto t0 = std::chrono::steady_clock::now();
+  ::kill(pid, SIGTERM);
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  // Within the grace the connection still echoes.
+  ASSERT_EQ(::write(fd, "yo", 2), 2);
+  ASSERT_EQ(::read(fd, buf, sizeof buf), 2);
+  EXPECT_EQ(std::string(buf, 2), "yo");
+  // Then it is closed (EOF), and the process exits 0.
+  EXPECT_EQ(::read(fd, buf, sizeof buf), 0);
+  const auto closed_after = std::chrono::steady_clock::now() - t0;
+  int status = 0;
+  pid_t done = 0;
+  for (int i = 0; i < 500 && (done = ::waitpid(pid, &status, WNOHANG)) == 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  if (done == 0) {
+    ::kill(pid, SIGKILL);
+    ::waitpid(pid, &status, 0);
+    FAIL() << "saturn-echo did not exit after SIGTERM";
+  }
+  ::close(fd);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "status " << status;
+  EXPECT_GE(closed_after, std::chrono::milliseconds(350));
+  EXPECT_LT(closed_after, std::chrono::seconds(3));
 }
 
 INSTANTIATE_TEST_SUITE_P(apps, server_cli, ::testing::Values("saturn-echo", "saturn-http"),

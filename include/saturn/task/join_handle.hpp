@@ -140,6 +140,21 @@ join_handle<T> spawn_in(task_context& ctx, task<T> t) {
   return join_handle<T>(h);
 }
 
+/// As spawn_in(ctx, t), but the task starts on worker `worker` of ctx's scheduler (see
+/// thread_pool::spawn_on). Any thread. Throws std::out_of_range when the scheduler has no
+/// such worker; `t` is then destroyed unstarted.
+template <class T>
+join_handle<T> spawn_in(task_context& ctx, unsigned worker, task<T> t) {
+  auto h = detail::prepare_spawn(ctx, t);
+  try {
+    ctx.sched->spawn_on(worker, &h.promise());
+  } catch (...) {
+    h.destroy();  // never queued: nobody else knows the frame
+    throw;
+  }
+  return join_handle<T>(h);
+}
+
 namespace detail {
 /// The root context of the calling thread's scheduler (scheduler::current()). Throws
 /// std::logic_error naming `op` (and what to call instead) when the thread has none.

@@ -1,0 +1,4 @@
+// wrap: file
+#include <saturn/os.hpp>
+#include <saturn/saturn.hpp>
+#include <signal.h>
