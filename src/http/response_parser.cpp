@@ -49,24 +49,62 @@ void for_each_token(std::string_view v, F f) {
   }
 }
 
-/// Content-Length's value: all digits (a list of equal values allowed, §6.3 item 5).
+/// Content-Length's value: digits, or a list of equal values ("7, 7", §6.3 item 5). An
+/// empty value or an empty list element is refused (llhttp does too).
 bool parse_length(std::string_view v, std::uint64_t& out, bool& seen) noexcept {
-  bool ok = true;
-  for_each_token(v, [&](std::string_view t) {
+  for (;;) {
+    const std::size_t comma = v.find(',');
+    const std::string_view t = trim_ows(v.substr(0, comma));
+    if (t.empty())
+      return false;
     std::uint64_t n = 0;
     for (char c : t) {
-      if (c < '0' || c > '9' || n > (UINT64_MAX - 9) / 10) {
-        ok = false;
-        return;
-      }
+      if (c < '0' || c > '9' || n > (UINT64_MAX - 9) / 10)
+        return false;
       n = n * 10 + static_cast<unsigned>(c - '0');
     }
     if (seen && n != out)
-      ok = false;
+      return false;
     out = n;
     seen = true;
-  });
-  return ok;
+    if (comma == std::string_view::npos)
+      return true;
+    v.remove_prefix(comma + 1);
+  }
+}
+
+/// chunk-ext = *( ";" ext-name [ "=" ext-val ] ), ext-val = token / quoted-string
+/// (RFC 9112 §7.1.1), without the BWS the grammar allows: llhttp refuses whitespace in a
+/// chunk line, and the client must not frame differently from it. `v` starts at ';'.
+bool valid_chunk_ext(std::string_view v) noexcept {
+  std::size_t i = 0;
+  auto token = [&] {
+    const std::size_t start = i;
+    while (i < v.size() && is_tchar(v[i]))
+      ++i;
+    return i > start;
+  };
+  while (i < v.size()) {
+    if (v[i] != ';')
+      return false;
+    ++i;
+    if (!token())
+      return false;
+    if (i < v.size() && v[i] == '=') {
+      ++i;
+      if (i < v.size() && v[i] == '"') {
+        for (++i; i < v.size() && v[i] != '"'; ++i)
+          if (v[i] == '\\')
+            ++i;
+        if (i >= v.size())
+          return false;
+        ++i;
+      } else if (!token()) {
+        return false;
+      }
+    }
+  }
+  return true;
 }
 
 }  // namespace
@@ -129,9 +167,12 @@ parse_status response_parser::parse_lines(const char* data, std::size_t end, boo
     std::size_t nl = pos;
     while (data[nl] != '\n')
       ++nl;
-    std::size_t line_end = nl;
-    if (line_end > pos && data[line_end - 1] == '\r')
-      --line_end;
+    // CRLF only: RFC 9112 §2.2 lets a recipient accept a bare LF, but llhttp (and so
+    // Node) refuses it, and a client that frames differently from its peers is what
+    // response-splitting attacks use.
+    if (nl == pos || data[nl - 1] != '\r')
+      return fail("a line of the response head ends in a bare LF (CRLF expected)");
+    const std::size_t line_end = nl - 1;
     std::string_view line(data + pos, line_end - pos);
     pos = nl + 1;
     if (line.find('\r') != std::string_view::npos)
@@ -139,7 +180,8 @@ parse_status response_parser::parse_lines(const char* data, std::size_t end, boo
     if (first) {
       first = false;
       // status-line = HTTP-version SP status-code SP [ reason-phrase ]
-      if (line.size() < 12 || line.substr(0, 7) != "HTTP/1." || line[7] < '0' || line[7] > '9' || line[8] != ' ')
+      // HTTP/1.0 and 1.1 only: no other 1.x exists, and llhttp refuses them too.
+      if (line.size() < 12 || line.substr(0, 7) != "HTTP/1." || (line[7] != '0' && line[7] != '1') || line[8] != ' ')
         return fail("malformed status line");
       m_head.version_minor = static_cast<std::uint8_t>(line[7] - '0');
       int code = 0;
@@ -178,6 +220,8 @@ parse_status response_parser::parse_lines(const char* data, std::size_t end, boo
     for (char c : name)
       if (!is_tchar(c))
         return fail("field name is not a token (or whitespace before the colon)");
+    if (ieq(name, "content-length") && line.find('\t', colon) != std::string_view::npos)
+      return fail("invalid Content-Length");  // HTAB is OWS, but llhttp refuses it here: so do we
     if (m_head.fields.size() >= m_limits.max_fields)
       return fail("too many header fields");
     m_head.fields.emplace_back(std::string(name), std::string(trim_ows(line.substr(colon + 1))));
@@ -196,7 +240,18 @@ parse_status response_parser::decide_framing(bool head_request) {
       });
     } else if (ieq(n, "transfer-encoding")) {
       has_te = true;
-      for_each_token(v, [&](std::string_view t) { chunked_last = ieq(t, "chunked"); });
+      // An empty element ("chunked,") is refused: peers disagree on what it means
+      // (llhttp: not chunked), and framing ambiguity is what smuggling is made of.
+      for (std::string_view rest = v;;) {
+        const std::size_t comma = rest.find(',');
+        const std::string_view t = trim_ows(rest.substr(0, comma));
+        if (t.empty())
+          return fail("an empty element in Transfer-Encoding");
+        chunked_last = ieq(t, "chunked");
+        if (comma == std::string_view::npos)
+          break;
+        rest.remove_prefix(comma + 1);
+      }
     } else if (ieq(n, "content-length")) {
       if (!parse_length(v, length, has_len))
         return fail("invalid Content-Length");
@@ -279,12 +334,10 @@ body_decoder::step body_decoder::feed(const char* data, std::size_t len) noexcep
           st.error = "invalid chunk size";
           return st;
         }
-        // What may follow the digits: BWS then ";" extensions, nothing else.
-        std::size_t e = k;
-        while (e < end - 1 && (data[e] == ' ' || data[e] == '\t'))
-          ++e;
-        if (e < end - 1 && data[e] != ';') {
-          st.error = "invalid chunk size";
+        // What may follow the digits: ";" extensions, nothing else.
+        const std::size_t e = k;
+        if (e < end - 1 && (data[e] != ';' || !valid_chunk_ext(std::string_view(data + e, end - 1 - e)))) {
+          st.error = "invalid chunk size or extension";
           return st;
         }
         pos = end + 1;
@@ -330,7 +383,27 @@ body_decoder::step body_decoder::feed(const char* data, std::size_t len) noexcep
           return st;
         }
         const std::size_t end = static_cast<std::size_t>(static_cast<const char*>(nl) - data);
-        const bool blank = end == pos || (end == pos + 1 && data[pos] == '\r');
+        if (end == pos || data[end - 1] != '\r') {
+          st.error = "trailer line without CRLF";
+          return st;
+        }
+        const bool blank = end == pos + 1;
+        if (!blank) {
+          // A trailer field: name ":" value, like a header field; skipped (§6.5 lets a
+          // recipient ignore them) once it is known to be one.
+          std::size_t k = pos;
+          while (k < end - 1 && is_tchar(data[k]))
+            ++k;
+          if (k == pos || data[k] != ':') {
+            st.error = "malformed trailer field";
+            return st;
+          }
+          for (std::size_t v = k; v < end - 1; ++v)
+            if (data[v] == '\r') {
+              st.error = "bare CR in a trailer field";
+              return st;
+            }
+        }
         pos = end + 1;
         if (blank) {
           m_state = state::done;
@@ -338,7 +411,7 @@ body_decoder::step body_decoder::feed(const char* data, std::size_t len) noexcep
           st.done = true;
           return st;
         }
-        break;  // a trailer field: skipped (§6.5 lets a recipient ignore them)
+        break;
       }
       case state::data:
       case state::done:

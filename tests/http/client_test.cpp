@@ -277,7 +277,7 @@ TEST(http_client, chunked_with_extensions_and_trailers_one_byte_per_write) {
   scripted_server srv([](int fd, int, const std::string&) {
     const std::string wire =
         "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
-        "5;name=value\r\nhello\r\n1 ; x\r\n \r\n6\r\nworld!\r\n0\r\nX-Trailer: t\r\n\r\n";
+        "5;name=value\r\nhello\r\n1;x;y=\"q v\"\r\n \r\n6\r\nworld!\r\n0\r\nX-Trailer: t\r\n\r\n";
     for (char ch : wire) {
       write_all(fd, std::string_view(&ch, 1));
       std::this_thread::sleep_for(100us);

@@ -22,9 +22,10 @@
 ///
 /// Strictness: a status line other than `HTTP/1.x SP 3DIGIT [SP reason]`, a field line
 /// without a colon or with whitespace before it, a field name that is not a token, a bare
-/// CR, or a head over limits.max_head bytes or limits.max_fields fields is an error. An
-/// obs-fold (a line starting with SP or HTAB) is replaced by one SP, as §5.2 tells a user
-/// agent to; a bare LF ends a line (§2.2).
+/// CR or bare LF (lines end in CRLF: §2.2 allows a bare LF, llhttp does not, and a
+/// client must not frame differently from its peers), or a head over limits.max_head
+/// bytes or limits.max_fields fields is an error. An obs-fold (a line starting with SP or
+/// HTAB) is replaced by one SP, as §5.2 tells a user agent to.
 ///
 /// Threading: plain values; one per connection, used by one task at a time.
 #pragma once
