@@ -48,7 +48,7 @@ struct resolve_options {
   ip_family family = ip_family::any;
   /// The DNS servers to ask, each "1.2.3.4", "1.2.3.4:5353" or "[::1]:5353"; empty: the
   /// nameservers of /etc/resolv.conf. The hosts file is read first either way.
-  std::vector<std::string> servers;
+  std::vector<std::string> servers{};  // {}: no -Wmissing-field-initializers for {.family = ...}
   /// How long the first try waits for an answer from a server. c-ares doubles it on each
   /// later round over the servers, so with one server a name that gets no answer fails
   /// after timeout x (2^tries - 1): 600 ms for 200 ms and 2 tries. resolv.conf's
