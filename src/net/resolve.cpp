@@ -8,7 +8,8 @@
 //      until its next retry or give-up;
 //   2. when_any over one saturn::poll per socket (POLLIN / POLLOUT as asked) and one
 //      sleep for the timeout: the first to end wins, the others are cancelled and awaited,
-//      so no poll is left in flight between two turns;
+//      so no poll is left in flight between two turns (c-ares closes sockets inside
+//      ares_process_fd; a poll still armed on a closed, reused fd would be a bug);
 //   3. ares_process_fd for the socket that became ready (c-ares does its own non-blocking
 //      read or write), or with no socket when the sleep won (c-ares handles the timeout:
 //      the next try, the next server, or the end of the query).

@@ -146,6 +146,20 @@ TEST_F(resolve_test, silent_server_times_out_after_every_try) {
   EXPECT_EQ(silent.drain(), 2) << "one query per try";
 }
 
+TEST_F(resolve_test, no_server_listening_is_refused_at_once) {
+  net::resolve_options o;
+  o.servers = {"127.0.0.1:" + std::to_string(dns_test::free_port())};  // nothing bound there
+  o.timeout = 2000ms;
+  o.tries = 2;
+  const auto t0 = clock_type::now();
+  auto r = run("a.test", 80, o);
+  ASSERT_FALSE(r.has_value());
+  EXPECT_TRUE(net::is(r.err(), net::resolve_errc::connection_refused)) << r.err().message();
+  EXPECT_NE(r.err().message().find("resolve a.test (asked " + o.servers[0] + ")"), std::string::npos)
+      << r.err().message();
+  EXPECT_LT(clock_type::now() - t0, 1000ms) << "the ICMP refusal should end it, not the timeout";
+}
+
 TEST_F(resolve_test, numeric_hosts_need_no_server) {
   dns_test::silent_server silent;
   net::resolve_options o;
