@@ -60,12 +60,12 @@ struct resolve_options {
 
 /// How a resolve failed (the c-ares status codes that a lookup can end with).
 enum class resolve_errc {
-  no_data = 1,          ///< the name exists but has no address of the family asked for
-  server_failure = 3,   ///< the server could not answer (SERVFAIL)
-  not_found = 4,        ///< no such host (NXDOMAIN, or absent from the hosts file)
-  refused = 6,          ///< the server refused the query (REFUSED)
-  bad_name = 8,         ///< not a well-formed host name
-  timed_out = 12,       ///< no server answered in time (equal to std::errc::timed_out)
+  no_data = 1,              ///< the name exists but has no address of the family asked for
+  server_failure = 3,       ///< the server could not answer (SERVFAIL)
+  not_found = 4,            ///< no such host (NXDOMAIN, or absent from the hosts file)
+  refused = 6,              ///< the server refused the query (REFUSED)
+  bad_name = 8,             ///< not a well-formed host name
+  timed_out = 12,           ///< no server answered in time (equal to std::errc::timed_out)
   connection_refused = 11,  ///< no DNS server listens where one was configured
 };
 
