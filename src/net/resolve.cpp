@@ -17,17 +17,16 @@
 // ares_getaddrinfo or ares_process_fd, called by this coroutine itself, so nothing is
 // resumed from inside c-ares and no wake-up is needed.
 //
-// Channel per call, not per thread. A channel costs ~9 us to make and destroy (init,
-// resolv.conf read, destroy; measured on the dev VM with a loop of 1000), next to a DNS
-// round trip of a few hundred microseconds on loopback and milliseconds in practice. A
-// per-thread channel would be shared by every resolve that runs on that worker, but a
-// saturn task may resume on another worker after any suspension (work stealing), and
-// c-ares channels are not thread-safe, so its queries and its sockets' polls would have
-// to be pinned to the owning worker and every call marshalled there. Per call, the
-// channel belongs to one coroutine, which only ever runs on one thread at a time.
-// Cancellation is exact too: ares_cancel stops every query of a channel, which with a
-// channel per call is just this one. What is lost: c-ares reusing one UDP socket (and a
-// TCP connection) across queries to the same server, and its server-rotation state.
+// Channel per call, not per thread (docs/decisions/dns.md has the measurements). Making
+// and destroying a channel costs a few microseconds, small next to any DNS round trip. A
+// per-thread channel would be shared by every resolve on that worker, but a saturn task
+// may resume on another worker after any suspension (work stealing) and c-ares channels
+// are not thread-safe, so its queries and its sockets' polls would have to be pinned to
+// the owning worker and every call marshalled there. Per call, the channel belongs to one
+// coroutine, which runs on one thread at a time. Cancellation is exact too: ares_cancel
+// and ares_destroy end every query of a channel, which here is just this one. What is
+// lost: resolves that overlap sharing one UDP socket or TCP connection, and c-ares's
+// server-rotation state.
 //
 // Cancellation. A stop of the task's token cancels the when_any's children (their polls
 // get an ASYNC_CANCEL, the sleep is disarmed); when_any returns once all of them have
