@@ -275,6 +275,33 @@ TEST_F(resolve_test, on_a_work_stealing_pool) {
   }
 }
 
+task<std::vector<result<addresses>>> many_cut_short(int n, net::resolve_options o) {
+  std::vector<task<result<addresses>>> all;
+  for (int i = 0; i < n; ++i)
+    all.push_back(saturn::with_timeout(50ms, net::resolve("a.test", 80, o)));
+  co_return co_await saturn::when_all(std::move(all));
+}
+
+// Cancellation when the resolve and its stop may be on different workers.
+TEST_F(resolve_test, with_timeout_on_a_work_stealing_pool) {
+  dns_test::silent_server silent;
+  net::resolve_options o;
+  o.servers = {silent.server()};
+  o.timeout = 5000ms;
+  saturn::pool_options po;
+  po.threads = 2;
+  po.pin_io_wakeups = false;
+  saturn::thread_pool pool(po);
+  const auto t0 = clock_type::now();
+  auto got = pool.block_on(many_cut_short(40, o));
+  EXPECT_LT(clock_type::now() - t0, 2000ms);
+  ASSERT_EQ(got.size(), 40u);
+  for (const auto& r : got) {
+    ASSERT_FALSE(r.has_value());
+    EXPECT_TRUE(r.err() == std::errc::timed_out) << r.err().message();
+  }
+}
+
 TEST_F(resolve_test, with_timeout_cancels_and_leaves_nothing_in_flight) {
   dns_test::silent_server silent;
   net::resolve_options o;
