@@ -54,7 +54,8 @@ result<host_port> split_host_port(std::string_view text);
 ///
 /// Threading: await from a saturn task, any worker. Suspends. Cancellation: a stop of
 /// the task's token ends the current step (resolve or attempt) with
-/// std::errc::operation_canceled and tries no further address.
+/// std::errc::operation_canceled and tries no further address. Lifetime: as resolve's,
+/// the text `host_port` views must stay alive until the task is first awaited.
 task<result<tcp_stream>> connect(std::string_view host_port, connect_options opts = {});
 
 }  // namespace saturn::net

@@ -89,6 +89,9 @@ inline bool is(const error& e, resolve_errc c) noexcept { return e.code == make_
 /// Cancellation: a stop of the task's token (with_timeout, when_any) ends the resolve
 /// with std::errc::operation_canceled once its polls have been cancelled in the ring;
 /// the query is abandoned (its channel and sockets are closed), nothing is left behind.
+/// Lifetime: the task is lazy and copies `host` when it starts, so the text `host` views
+/// must stay alive until the task is first awaited (awaiting the call in the expression
+/// that makes it, `co_await net::resolve(name, 80)`, always is).
 task<result<std::vector<address>>> resolve(std::string_view host, std::uint16_t port, resolve_options opts = {});
 
 }  // namespace saturn::net
