@@ -2,7 +2,8 @@
 /// `address`: an IPv4 or IPv6 socket address (or a Unix socket path), parsed from and
 /// formatted to text. Parsing never throws and never crashes on bad input: it returns an
 /// error naming "address::parse". Only numeric hosts (and "localhost") are accepted here;
-/// name resolution blocks, so do it with thread_pool::spawn_blocking + getaddrinfo.
+/// for names, net::resolve (saturn/net/resolve.hpp) asks the hosts file and DNS without
+/// blocking the worker.
 ///
 /// Threading: a plain value type.
 #pragma once

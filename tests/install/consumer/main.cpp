@@ -1,7 +1,8 @@
 // Links against an installed saturn: a callback NOP on an event loop, tasks run on the
-// runtime joined with when_all (saturn.hpp brings in every module), and a gzip and brotli
-// round trip (so zlib and brotli must be on the link line). Prints "ok" and exits 0 when
-// all completed.
+// runtime joined with when_all (saturn.hpp brings in every module), a gzip and brotli
+// round trip (so zlib and brotli must be on the link line), and net::resolve of a numeric
+// host (no query, but its object file calls c-ares, so c-ares must be on the link line
+// too). Prints "ok" and exits 0 when all completed.
 #include <saturn/saturn.hpp>
 
 #include <cstdio>
@@ -35,6 +36,11 @@ int main() {
       std::fprintf(stderr, "consumer: %s round trip failed\n", std::string(saturn::http::coding_name(coding)).c_str());
       return 1;
     }
+  }
+  auto addrs = rt.block_on(saturn::net::resolve("127.0.0.1", 80));
+  if (!addrs || addrs->size() != 1 || (*addrs)[0].to_string() != "127.0.0.1:80") {
+    std::fprintf(stderr, "consumer: resolve failed: %s\n", addrs ? "wrong answer" : addrs.err().message().c_str());
+    return 1;
   }
   std::puts("ok");
   return 0;

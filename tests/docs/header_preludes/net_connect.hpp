@@ -1,0 +1,4 @@
+// wrap: task:saturn::result<void>
+#include <saturn/net.hpp>
+#include <chrono>
+namespace net = saturn::net;
