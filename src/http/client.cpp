@@ -4,6 +4,7 @@
 #include <saturn/http/compression.hpp>
 #include <saturn/http/content_coding.hpp>
 #include <saturn/net/address.hpp>
+#include <saturn/net/connect.hpp>
 #include <saturn/task/time.hpp>
 #include <saturn/tls/context.hpp>
 
@@ -114,18 +115,6 @@ bool idempotent(std::string_view m) noexcept {
   return m == "GET" || m == "HEAD" || m == "PUT" || m == "DELETE" || m == "OPTIONS" || m == "TRACE";
 }
 
-/// The address of `host`: a numeric IPv4/IPv6 literal or localhost.
-result<net::address> address_of(const url& u) {
-  if (u.host == "localhost" || u.host == "localhost.")
-    return net::address::loopback_v4(u.port);
-  auto a = net::address::parse(u.host, u.port);
-  if (!a)
-    return error{std::make_error_code(std::errc::address_not_available),
-                 intern("http client: cannot resolve " + u.host +
-                        ": only numeric addresses and localhost are resolved (no DNS resolver in this build)")};
-  return a;
-}
-
 std::string origin_key(const url& u) { return (u.https ? "https://" : "http://") + u.authority(); }
 
 /// Takes a pool slot for `u`'s origin and an idle connection, or connects a new one.
@@ -160,11 +149,15 @@ task<result<std::unique_ptr<conn_lease>>> lease_for(std::shared_ptr<detail::clie
   expired.clear();  // closed outside the lock
   if (lease->conn)
     co_return lease;
-  auto addr = address_of(u);
-  if (!addr)
-    co_return addr.err();
   auto c = std::make_unique<client_conn>();
-  auto tcp = co_await net::tcp_stream::connect(*addr, pool->opts.connect_timeout);
+  // net::connect: numeric hosts directly, names through net::resolve (c-ares on the
+  // ring), each address tried in turn within connect_timeout.
+  const std::string target = (u.host.find(':') != std::string::npos ? "[" + u.host + "]" : u.host) + ":" +
+                             std::to_string(u.port);
+  net::connect_options co;
+  co.attempt_timeout = pool->opts.connect_timeout;
+  co.resolve = pool->opts.resolve;
+  auto tcp = co_await net::connect(target, co);
   if (!tcp)
     co_return with_context(tcp.err(), "connect " + key);
   (void)tcp->set_nodelay(true);

@@ -7,6 +7,7 @@
 #include "http_test_support.hpp"
 #include "tls/tls_test_support.hpp"
 
+#include <saturn/http/client.hpp>
 #include <saturn/http/serve.hpp>
 #include <saturn/http/websocket.hpp>
 #include <saturn/task/join_handle.hpp>
@@ -402,4 +403,34 @@ TEST(https, serve_with_plain_and_tls_endpoints) {
   EXPECT_NE(got.find("Hello, World!"), std::string::npos);
   stop.request_stop();
   th.join();
+}
+
+// http::client over TLS: a name (localhost, from /etc/hosts through net::resolve), the
+// test CA trusted, keep-alive on one TLS connection; the system store does not trust the
+// test CA, so a client without ca_file refuses the server.
+TEST(https, saturn_http_client_keeps_one_verified_tls_connection) {
+  https_server srv;
+  saturn::tls::client_config cc;
+  cc.ca_file = tls_test::pki::get().pem("ca");
+  auto ctx = saturn::tls::context::client(cc);
+  ASSERT_TRUE(ctx) << ctx.err().message();
+  saturn::http::client_options o;
+  o.tls = &*ctx;
+  saturn::http::client c(o);
+  const std::string url = "https://localhost:" + std::to_string(srv.port()) + "/plaintext";
+  const int ok = srv.pool().block_on([](saturn::http::client& cl, std::string u) -> saturn::task<int> {
+    int n = 0;
+    for (int i = 0; i < 10; ++i) {
+      auto r = co_await cl.get(u);
+      if (r && r->status == 200 && r->body == "Hello, World!")
+        ++n;
+    }
+    co_return n;
+  }(c, url));
+  EXPECT_EQ(ok, 10);
+  EXPECT_EQ(c.connections_opened(), 1u);
+  saturn::http::client untrusting;
+  auto refused = srv.pool().block_on(untrusting.get(url));
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.err().message().find("TLS handshake"), std::string::npos) << refused.err().message();
 }

@@ -35,8 +35,9 @@
 /// body_source), `Accept-Encoding: gzip, br` when decompress is on (the answer is then
 /// decoded whatever its size, bounded by max_body), and the caller's fields. Answers are
 /// parsed by http::response_parser (strict; see response_parser.hpp), 1xx interim
-/// answers skipped. Host names resolve as numeric addresses or `localhost` (a resolver
-/// for other names comes with net::resolve).
+/// answers skipped. Host names go through net::connect: numeric addresses directly,
+/// names by net::resolve (c-ares on the ring, /etc/hosts first), each address tried in
+/// turn with connect_timeout per attempt.
 ///
 /// Threading: a client may be used by any number of tasks at once, on any workers (its
 /// pool is under a mutex held for a few instructions, never across a suspension). Every
@@ -46,6 +47,7 @@
 #pragma once
 
 #include <saturn/http/response_parser.hpp>
+#include <saturn/net/resolve.hpp>
 #include <saturn/result.hpp>
 #include <saturn/task/task.hpp>
 
@@ -83,7 +85,10 @@ result<url> parse_url(std::string_view text);
 /// Client settings.
 struct client_options {
   std::size_t max_connections_per_host = 8;
+  /// Per address tried (a name may resolve to several).
   std::chrono::milliseconds connect_timeout{5000};
+  /// How names are resolved (family, DNS servers, timeout, tries).
+  net::resolve_options resolve{};
   /// From sending the request to the end of the response head; a streamed body's reads
   /// each get this much too.
   std::chrono::milliseconds timeout{30000};

@@ -1,0 +1,3 @@
+// wrap: function
+#include <saturn/http/response_parser.hpp>
+#include <string>
