@@ -7,6 +7,9 @@
 //                    have been started. ops_per_sec = N / wall; checksum = children that
 //                    exited 0. After every sample: no zombie child of this process, and
 //                    no child at all (waitid P_ALL says ECHILD) — else it fails.
+//                    cpu_us_per_child: this process's own CPU (getrusage RUSAGE_SELF,
+//                    children excluded) per child: the runtime's share, besides the
+//                    kernel's fork/exec work for the child itself.
 //   spawn_wait_poll  the same with the fallback wait (ring poll on the pidfd + waitid).
 //
 // The Tokio peer (bench/peers/process/tokio) does the same with
@@ -15,6 +18,7 @@
 #include <saturn/saturn.hpp>
 
 #include <dirent.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -67,11 +71,20 @@ task<void> spawner(const std::string& program, std::atomic<int>& next, int total
 
 struct sample_result {
   double wall_s;
+  double cpu_s;  // this process's own CPU (user + system), children excluded
   int ok;
 };
 
+double self_cpu_s() {
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  return static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+         static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
 sample_result one_sample(saturn::thread_pool& pool, const std::string& program, int total, int in_flight) {
   std::atomic<int> next{0}, ok{0};
+  const double c0 = self_cpu_s();
   const std::int64_t t0 = bench::now_ns();
   std::vector<saturn::join_handle<void>> hs;
   hs.reserve(static_cast<std::size_t>(in_flight));
@@ -82,7 +95,7 @@ sample_result one_sample(saturn::thread_pool& pool, const std::string& program, 
       co_await std::move(h);
   }(std::move(hs)));
   const double wall = static_cast<double>(bench::now_ns() - t0) / 1e9;
-  return {wall, ok.load()};
+  return {wall, self_cpu_s() - c0, ok.load()};
 }
 
 void run(const bench::args& a, const std::string& scenario, const std::string& program, int total, int in_flight) {
@@ -91,7 +104,7 @@ void run(const bench::args& a, const std::string& scenario, const std::string& p
   saturn::pool_options po;
   po.threads = static_cast<unsigned>(a.threads);
   saturn::thread_pool pool(po);
-  std::vector<double> rates;
+  std::vector<double> rates, cpus;
   int checksum = 0;
   for (int k = 0; k < a.warmup + a.samples; ++k) {
     const sample_result r = one_sample(pool, program, total, in_flight);
@@ -104,15 +117,17 @@ void run(const bench::args& a, const std::string& scenario, const std::string& p
       bench::fail(scenario + ": a child of this process is left after the sample");
     checksum = r.ok;
     if (k >= a.warmup) {
-      std::fprintf(stderr, "# saturn %s sample %d: %.4f s, %.0f/s\n", scenario.c_str(), k - a.warmup, r.wall_s,
-                   total / r.wall_s);
+      std::fprintf(stderr, "# saturn %s sample %d: %.4f s, %.0f/s, %.1f us CPU/child\n", scenario.c_str(),
+                   k - a.warmup, r.wall_s, total / r.wall_s, r.cpu_s / total * 1e6);
       rates.push_back(total / r.wall_s);
+      cpus.push_back(r.cpu_s / total * 1e6);
     }
   }
   bench::record(std::string("process"), scenario, a.threads)
       .num("children", total)
       .num("in_flight", in_flight)
       .num("ops_per_sec", bench::median(rates), 4)
+      .num("cpu_us_per_child", bench::median(cpus), 3)
       .num("zombies", 0)
       .num("checksum", checksum)
       .emit();

@@ -172,11 +172,16 @@ result<child> command::spawn() const {
 
   const int pidfd = detail::pidfd_open(pid);
   if (pidfd < 0) {
-    // No pidfd (EMFILE...): do not leave the child running unseen, nor a zombie. The pid
-    // is still ours (unreaped), so this kill and wait cannot hit another process.
+    // ESRCH: the child has exited and was reaped already, which only SIGCHLD set to
+    // SIG_IGN (or a wait(-1) elsewhere) does; the pid may belong to another process now,
+    // so it is left alone. Otherwise (EMFILE...) do not leave the child running unseen,
+    // nor a zombie: the pid is still ours (unreaped), so this kill and wait cannot hit
+    // another process.
     const int e = errno;
-    ::kill(pid, SIGKILL);
-    ::waitpid(pid, nullptr, 0);
+    if (e != ESRCH) {
+      ::kill(pid, SIGKILL);
+      ::waitpid(pid, nullptr, 0);
+    }
     return spawn_error(e, what + ": pidfd_open");
   }
   child c(pid, pidfd, m_kill_on_destroy);

@@ -462,6 +462,30 @@ TEST(child, ten_thousand_short_children_leave_no_zombie_poll_fallback) {
   ten_thousand_children_leave_no_zombie();
 }
 
+TEST(child, with_sigchld_ignored_the_status_is_lost_and_said_so) {
+  // The kernel reaps the children itself: wait() (or, if the child was gone before its
+  // pidfd was opened, spawn()) fails with ECHILD / ESRCH, as child's class comment says.
+  struct sigaction ign{}, old{};
+  ign.sa_handler = SIG_IGN;
+  sigemptyset(&ign.sa_mask);
+  ASSERT_EQ(::sigaction(SIGCHLD, &ign, &old), 0);
+  saturn::runtime rt;
+  for (bool poll : {false, true}) {
+    os::detail::set_child_wait_mode(poll ? os::detail::child_wait_mode::poll : os::detail::child_wait_mode::automatic);
+    auto kid = os::command("/bin/sh").args({"-c", "sleep 0.02"}).spawn();
+    if (!kid) {
+      EXPECT_TRUE(kid.err() == std::errc::no_such_process) << kid.err().message();
+      continue;
+    }
+    auto st = rt.block_on(kid->wait());
+    ASSERT_FALSE(st) << "a status came back although the kernel reaped the child";
+    EXPECT_EQ(st.err().message(), "wait: No child processes");
+  }
+  os::detail::set_child_wait_mode(os::detail::child_wait_mode::automatic);
+  ::sigaction(SIGCHLD, &old, nullptr);
+  EXPECT_TRUE(zombie_children().empty());
+}
+
 TEST(child, children_killed_by_signals_leave_no_zombie) {
   saturn::pool_options po;
   po.threads = 2;

@@ -54,6 +54,13 @@ fn children_left() -> bool {
     r == 0
 }
 
+/// This process's own CPU seconds (user + system; children excluded).
+fn self_cpu_s() -> f64 {
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
+    (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) as f64 + (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) as f64 / 1e6
+}
+
 async fn sample(total: usize, in_flight: usize) -> (f64, usize) {
     let next = Arc::new(AtomicUsize::new(0));
     let ok = Arc::new(AtomicUsize::new(0));
@@ -88,8 +95,10 @@ fn main() {
         .build()
         .expect("tokio runtime");
     let mut rates = Vec::new();
+    let mut cpus = Vec::new();
     let mut checksum = 0;
     for k in 0..flags.warmup + flags.samples {
+        let c0 = self_cpu_s();
         let (wall, ok) = rt.block_on(async { tokio::spawn(sample(total, in_flight)).await.expect("driver") });
         if ok != total {
             fail(&format!("spawn_wait: {ok} of {total} children exited 0"));
@@ -101,10 +110,16 @@ fn main() {
         if children_left() {
             fail("spawn_wait: a child of this process is left after the sample");
         }
+        let cpu_us = (self_cpu_s() - c0) / total as f64 * 1e6;
         checksum = ok;
         if k >= flags.warmup {
-            eprintln!("# tokio spawn_wait sample {}: {wall:.4} s, {:.0}/s", k - flags.warmup, total as f64 / wall);
+            eprintln!(
+                "# tokio spawn_wait sample {}: {wall:.4} s, {:.0}/s, {cpu_us:.1} us CPU/child",
+                k - flags.warmup,
+                total as f64 / wall
+            );
             rates.push(total as f64 / wall);
+            cpus.push(cpu_us);
         }
     }
     Line::new()
@@ -115,6 +130,7 @@ fn main() {
         .i("children", total as u64)
         .i("in_flight", in_flight as u64)
         .f("ops_per_sec", median(&rates), 1)
+        .f("cpu_us_per_child", median(&cpus), 1)
         .i("zombies", 0)
         .i("checksum", checksum as u64)
         .print();
