@@ -109,7 +109,9 @@ class command {
   /// DIR)"), "spawn: pipe: Too many open files", "spawn prog: pidfd_open: ...". Reaps
   /// exited orphans first. Any thread; does not suspend.
   result<child> spawn() const;
-  /// Spawns (stdio as set) and waits: the exit status. Tokio's Command::status.
+  /// Spawns (stdio as set) and waits: the exit status. Tokio's Command::status. A stop
+  /// of the task's token ends it with operation_canceled and lets the child go as
+  /// child's destructor does (killed only with kill_on_destroy, never left a zombie).
   task<result<exit_status>> status() const;
   /// Spawns with stdout and stderr as pipes (stdin as set, but stdio::inherit becomes
   /// stdio::null) and collects everything: child::wait_with_output().

@@ -4,9 +4,9 @@
 ///
 /// ```
 /// auto kid = saturn::os::command("/bin/cat").std_in(stdio::pipe).std_out(stdio::pipe).spawn();
-/// co_await kid->std_in().write_all("hello");
-/// auto closing = kid->std_in().close();        // EOF for the child
-/// co_await closing;
+/// auto written = co_await kid->std_in().write_all("hello");
+/// auto closing = kid->std_in().close();            // EOF for the child
+/// auto closed = co_await closing;
 /// auto text = co_await kid->std_out().read_all();  // "hello", once cat has exited
 /// ```
 ///
