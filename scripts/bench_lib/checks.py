@@ -13,6 +13,8 @@ short reason. The rules follow docs/workloads.md and what the peer programs prin
   echo   msgs > 0 (echo-load itself exits non-zero on any wrong byte)
   tls    conns_per_sec (or mb_per_sec for bulk) > 0 (tls-load checks every echo byte and
          that an offered session was resumed, and exits non-zero otherwise)
+  process checksum == children (every child exited 0), zombies == 0 (the programs
+         also exit non-zero on a zombie or a leftover child)
   http   errors == 0 and non2xx == 0; delay: the fastest response (min_us) took at least
          delay_ms (no answer early)
 """
@@ -147,10 +149,19 @@ def check_arena(rec: dict, ctx: dict) -> str | None:
     return None
 
 
+def check_process(rec: dict, ctx: dict) -> str | None:
+    if _int(rec, "zombies") != 0:
+        return f"zombies = {rec.get('zombies')} (must be 0)"
+    children = _int(rec, "children")
+    if not children:
+        return "no children field"
+    return _equal(rec, children, "children")
+
+
 CHECKS = {
     "loop": check_loop, "spawn": check_spawn, "sched": check_sched, "ring": check_ring,
     "echo": check_echo, "http": check_http, "walk": check_walk, "tls": check_tls,
-    "arena": check_arena,
+    "arena": check_arena, "process": check_process,
 }
 
 

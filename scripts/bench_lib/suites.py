@@ -139,6 +139,17 @@ def sched_steps(run: SuiteRun, rt: Runtime) -> list:
     return [_program_step(run, rt, "all", argv, SCHED_SCENARIOS, 1.4, run.threads)]
 
 
+PROCESS_SCENARIOS = ("spawn_wait", "spawn_wait_poll")
+
+
+def process_steps(run: SuiteRun, rt: Runtime) -> list:
+    """One process for both scenarios; spawn_wait_poll (saturn's fallback wait) is saturn's own."""
+    argv = [str(rt.path), "--threads", str(run.threads)] + _common_flags(run)
+    scenarios = PROCESS_SCENARIOS if rt.name == "saturn" else ("spawn_wait",)
+    # 10,000 children of /bin/true per sample: about 5 s on the 2-CPU dev VM.
+    return [_program_step(run, rt, "all", argv, scenarios, 5.5 * len(scenarios), run.threads)]
+
+
 RING_LADDER = ((1000, 10), (10000, 10), (100000, 10), (1000000, 1))
 RING_SAMPLE_S = {1000: 0.05, 10000: 0.1, 100000: 0.7, 1000000: 3.5}
 
@@ -309,6 +320,17 @@ def _make_suites() -> dict:
                     "yield_pingpong": ("ns_per_switch",)},
               note="Each scenario runs in its own process (clean peak RSS). TBB implements "
                    "spawn_join_1m only."),
+        Suite("process", "process — child processes (spawn and wait)", "saturn-bench-process",
+              (("tokio", "process-tokio"),),
+              quick=Params(rounds=3, samples=1, warmup=1), full=Params(rounds=5, samples=3, warmup=1),
+              scenarios=PROCESS_SCENARIOS, make_steps=process_steps,
+              figures={"*": ("ops_per_sec", "cpu_us_per_child")}, gate={"*": ("ops_per_sec",)},
+              aliases={"spawn_wait_poll": "spawn_wait"},
+              note="10,000 children of /bin/true per sample, 64 in flight; Tokio's side is "
+                   "tokio::process::Command::status(). Every sample checks that no zombie and no "
+                   "child is left. spawn_wait_poll is saturn's fallback wait (ring poll on the "
+                   "pidfd, then waitid); its ratio is against Tokio's spawn_wait. "
+                   "`CPU µs/child` is the benchmark process's own CPU, children excluded."),
         Suite("sched", "sched — thread-pool scenario matrix", "saturn-bench-sched",
               (("tokio", "sched-tokio"), ("go", "sched-go"), ("tbb", "sched-tbb")),
               quick=Params(rounds=5, samples=1, warmup=1), full=Params(rounds=10, samples=3, warmup=1),

@@ -99,6 +99,21 @@ void event_loop::submit_poll(operation* op, int fd, unsigned events) {
   ++m_in_flight;
 }
 
+void event_loop::submit_waitid(operation* op, int idtype, int id, ::siginfo_t* info, int options) {
+  io_uring_sqe* sqe = m_ring->try_get_sqe();
+  if (sqe == nullptr) [[unlikely]]
+    return detail::after_flush<&event_loop::submit_waitid>(*m_ring, this, op, idtype, id, info, options);
+  // liburing 2.3 has no io_uring_prep_waitid: the fields as io_uring/waitid.c reads them
+  // (ring.hpp, op_waitid). io_uring_prep_rw zeroes addr/buf_index/addr3 and the op flags.
+  io_uring_prep_rw(ring::op_waitid, sqe, id, nullptr, static_cast<unsigned>(idtype), 0);
+  sqe->file_index = static_cast<unsigned>(options);
+  sqe->addr2 = reinterpret_cast<std::uint64_t>(info);
+  detail::tag(sqe, op);
+  ++m_in_flight;
+}
+
+bool event_loop::supports_waitid() const noexcept { return m_ring->supports(ring::op_waitid); }
+
 void event_loop::submit_close(operation* op, int fd) {
   io_uring_sqe* sqe = m_ring->try_get_sqe();
   if (sqe == nullptr) [[unlikely]]

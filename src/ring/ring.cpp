@@ -178,9 +178,11 @@ uring::uring(const setup_options& opts) {
 
   std::unique_ptr<io_uring_probe, void (*)(io_uring_probe*)> probe(io_uring_get_probe_ring(&m_ring),
                                                                    io_uring_free_probe);
-  m_supported.assign(IORING_OP_LAST, false);
+  // The probe reports up to the kernel's last opcode (liburing asks for 256 slots), so
+  // opcodes newer than liburing's enum (op_waitid) are probed too.
+  m_supported.assign(probed_opcodes, false);
   if (probe) {
-    for (int op = 0; op < IORING_OP_LAST; ++op)
+    for (int op = 0; op < probed_opcodes; ++op)
       m_supported[static_cast<unsigned>(op)] = io_uring_opcode_supported(probe.get(), op) != 0;
   }
   m_features.msg_ring = supports(IORING_OP_MSG_RING);

@@ -24,6 +24,15 @@ namespace saturn::ring {
 
 class ring_faults;
 
+/// IORING_OP_WAITID (Linux 6.7): waitid(2) as a ring operation. liburing 2.3's enum stops
+/// before it (its IORING_OP_LAST is 48), so the number is the kernel uapi's own: after
+/// SENDMSG_ZC (48) and READ_MULTISHOT (49). The SQE layout (io_uring/waitid.c,
+/// io_waitid_prep): len = idtype, fd = id, file_index = options, addr2 = siginfo_t*,
+/// and addr, buf_index, addr3 and the op-flags word must be zero.
+inline constexpr int op_waitid = 50;
+/// How many opcodes the setup probe asks about: liburing's own and the ones above.
+inline constexpr int probed_opcodes = IORING_OP_LAST > op_waitid ? IORING_OP_LAST : op_waitid + 1;
+
 /// What the kernel gave us, probed at setup. Read-only after construction.
 struct features {
   bool single_issuer = false;

@@ -21,6 +21,7 @@
 #include <saturn/loop/detail/timer_heap.hpp>
 #include <saturn/loop/operation.hpp>
 
+#include <signal.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 
@@ -130,6 +131,15 @@ class event_loop {
   /// `events`, or -errno. For descriptors whose own library reads them (c-ares's sockets)
   /// and for pidfds (POLLIN: the child exited).
   void submit_poll(operation* op, int fd, unsigned events);
+  /// waitid(2) as a ring operation (IORING_OP_WAITID, Linux >= 6.7; see supports_waitid):
+  /// completes with 0 once a child matching `idtype`/`id` (P_PIDFD and a pidfd, P_PID, ...)
+  /// has changed state per `options` (WEXITED, ...; WNOHANG makes it return at once), with
+  /// `*info` filled in as waitid(2) fills it — the child is reaped unless WNOWAIT — or
+  /// -errno (-ECHILD: no such child of this process, -ECANCELED). `info` must stay alive
+  /// until completion. A kernel without the opcode completes it with -EINVAL.
+  void submit_waitid(operation* op, int idtype, int id, ::siginfo_t* info, int options);
+  /// True when the ring has IORING_OP_WAITID (probed at setup).
+  bool supports_waitid() const noexcept;
   /// IORING_OP_ASYNC_CANCEL of `target`. `op` (may be null: result ignored) completes with
   /// 0 (target cancelled: it completes with -ECANCELED), -ENOENT (target already completed
   /// or unknown) or -EALREADY (target is running and may still complete normally).

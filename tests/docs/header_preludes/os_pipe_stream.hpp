@@ -1,0 +1,4 @@
+// wrap: task
+#include <saturn/os.hpp>
+#include <saturn/task.hpp>
+using saturn::os::stdio;
