@@ -14,7 +14,8 @@ keepalive_requests 100000000, on 127.0.0.1 at a port found free by binding port 
 and WITHOUT reuseport, so that nginx fails to start rather than share a port another
 process already listens on. It is started once and stopped by its PID (SIGTERM, then
 SIGKILL) at the end; before measuring, one request checks the answer comes from nginx
-(`Server: nginx`) with the expected body.
+(`Server: nginx`) with the expected body. Around each run nginx's stub_status request
+counter is read: a run whose client counted more good answers than nginx served fails.
 
 Each client runs for D seconds per round, the clients interleaved within each round
 (saturn, go, hyper, curl, then the next round rotated by one, so none always runs
@@ -67,6 +68,7 @@ http {{
             default_type text/plain;
             return 200 "{body}";
         }}
+        location = /nginx_status {{ stub_status; }}
         location / {{ return 404; }}
     }}
 }}
@@ -107,6 +109,13 @@ def start_nginx():
         print(f"[http-client] nginx did not start on {port}: {proc.stderr.read().decode()[-300:]}",
               file=sys.stderr)
     raise SystemExit("nginx would not start")
+
+
+def served(url):
+    """nginx's own count of requests handled so far (stub_status; this request included)."""
+    with urllib.request.urlopen(url.replace("/plaintext", "/nginx_status"), timeout=5) as r:
+        lines = r.read().decode().splitlines()
+    return int(lines[2].split()[2])
 
 
 def stop(proc):
@@ -154,6 +163,7 @@ def main():
             for c in order:
                 cmd = [bins[c], "--url", url, "--concurrency", str(a.concurrency),
                        "--duration-s", str(a.duration_s), "--threads", str(a.threads)]
+                n0 = served(url)
                 try:
                     p = subprocess.run(cmd, capture_output=True, text=True, timeout=a.duration_s + 30)
                 except subprocess.TimeoutExpired:
@@ -172,12 +182,22 @@ def main():
                     continue
                 if proc.poll() is not None:
                     raise SystemExit("nginx died during the run")
+                # The server's count must cover the client's: requests it claims but
+                # nginx never answered would show here (nginx counts the status
+                # request that reads the counter, and requests cut off at the end).
+                j["nginx_requests"] = served(url) - n0 - 1
+                if j["nginx_requests"] < j["requests"]:
+                    failed[c] += 1
+                    print(f"[http-client] round {r + 1} {c}: FAILED, client counted {j['requests']} "
+                          f"but nginx answered {j['nginx_requests']}", file=sys.stderr)
+                    continue
                 j["round"] = r + 1
                 runs[c].append(j)
                 if out:
                     out.write(json.dumps(j) + "\n")
                 print(f"[http-client] round {r + 1} {c:6s} {j['ops_per_sec']:>9.0f} rps  "
-                      f"{j['cpu_us_per_req']:6.2f} us/req CPU (user {j['cpu_user_s']:.2f} s, sys {j['cpu_sys_s']:.2f} s)",
+                      f"{j['cpu_us_per_req']:6.2f} us/req CPU (user {j['cpu_user_s']:.2f} s, sys {j['cpu_sys_s']:.2f} s) "
+                      f"nginx answered {j['nginx_requests']}",
                       file=sys.stderr)
     finally:
         stop(proc)
