@@ -1,5 +1,9 @@
 #!/usr/bin/env python3
-"""scripts/bench_http_client.py — the `http-client` suite (issue #32 item 5).
+"""scripts/bench_http_client.py — the `http-client` suite (issue #32 item 5), standalone.
+
+`scripts/bench --suite http-client` runs the same suite through the bench runner (a fresh
+nginx per run, results and docs like every suite); this script is the quick look: one
+nginx for the whole session and a table with the ratios against the best peer.
 
 Requests per second with C concurrent GETs over a keep-alive pool against nginx, and
 the client's own CPU per request, for saturn's http::client and three peers: Go's
@@ -32,100 +36,13 @@ figure. `uptime` is recorded before and after.
 import argparse
 import json
 import os
-import signal
-import socket
 import statistics
 import subprocess
 import sys
-import tempfile
-import time
-import urllib.request
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-BODY = "Hello, World!"
-
-NGINX_CONF = """\
-worker_processes 1;
-daemon off;
-master_process on;
-pid {prefix}/nginx.pid;
-error_log stderr warn;
-events {{ worker_connections 4096; }}
-http {{
-    access_log off;
-    server_tokens off;
-    tcp_nodelay on;
-    keepalive_timeout 65s;
-    keepalive_requests 100000000;
-    client_body_temp_path {prefix}/body;
-    proxy_temp_path {prefix}/proxy;
-    fastcgi_temp_path {prefix}/fastcgi;
-    uwsgi_temp_path {prefix}/uwsgi;
-    scgi_temp_path {prefix}/scgi;
-    server {{
-        listen 127.0.0.1:{port} backlog=4096;
-        location = /plaintext {{
-            default_type text/plain;
-            return 200 "{body}";
-        }}
-        location = /nginx_status {{ stub_status; }}
-        location / {{ return 404; }}
-    }}
-}}
-"""
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    p = s.getsockname()[1]
-    s.close()
-    return p
-
-
-def start_nginx():
-    nginx = os.environ.get("NGINX") or "/usr/sbin/nginx"
-    prefix = tempfile.mkdtemp(prefix="hc-nginx.")
-    for _ in range(5):
-        port = free_port()
-        with open(os.path.join(prefix, "nginx.conf"), "w") as f:
-            f.write(NGINX_CONF.format(prefix=prefix, port=port, body=BODY))
-        proc = subprocess.Popen([nginx, "-p", prefix + "/", "-c", prefix + "/nginx.conf", "-e", "stderr"],
-                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        url = f"http://127.0.0.1:{port}/plaintext"
-        for _ in range(50):
-            if proc.poll() is not None:
-                break
-            try:
-                with urllib.request.urlopen(url, timeout=1) as r:
-                    server = r.headers.get("Server", "")
-                    body = r.read().decode()
-                if server != "nginx" or body != BODY:
-                    raise SystemExit(f"port {port}: answer from {server!r} body {body!r}, not our nginx")
-                return proc, url, prefix
-            except OSError:
-                time.sleep(0.1)
-        stop(proc)
-        print(f"[http-client] nginx did not start on {port}: {proc.stderr.read().decode()[-300:]}",
-              file=sys.stderr)
-    raise SystemExit("nginx would not start")
-
-
-def served(url):
-    """nginx's own count of requests handled so far (stub_status; this request included)."""
-    with urllib.request.urlopen(url.replace("/plaintext", "/nginx_status"), timeout=5) as r:
-        lines = r.read().decode().splitlines()
-    return int(lines[2].split()[2])
-
-
-def stop(proc):
-    if proc.poll() is None:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(5)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_lib.httpclient import NginxError, served, start_nginx, stop  # noqa: E402
 
 
 def uptime():
@@ -153,7 +70,10 @@ def main():
             raise SystemExit(f"missing {bins[c]} (cmake target saturn-bench-http_client / bench/peers/build.sh)")
     before = uptime()
     print(f"[http-client] load before: {before}", file=sys.stderr)
-    proc, url, prefix = start_nginx()
+    try:
+        proc, url, prefix = start_nginx()
+    except NginxError as e:
+        raise SystemExit(f"[http-client] {e}")
     runs = {c: [] for c in clients}
     failed = {c: 0 for c in clients}
     out = open(a.json, "a") if a.json else None

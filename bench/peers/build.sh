@@ -34,6 +34,7 @@ for a in "$@"; do
     case "$a" in
         --quick) quick=(--quick) ;;
         loop|spawn|sched|ring|walk|echo|http|http_client|tls|arena) suites+=("$a") ;;
+        http-client) suites+=(http_client) ;;  # the runner's name of the suite
         *) echo "build.sh: unknown suite or option: $a" >&2; usage ;;
     esac
 done
