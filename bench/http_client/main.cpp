@@ -33,8 +33,7 @@ struct counters {
   std::atomic<std::uint64_t> errors{0};
 };
 
-task<void> worker(http::client& c, const std::string& url, const std::string& want, clk::time_point end,
-                  counters& n) {
+task<void> worker(http::client& c, const std::string& url, const std::string& want, clk::time_point end, counters& n) {
   std::uint64_t ok = 0, bad = 0;
   while (clk::now() < end) {
     auto r = co_await c.get(url);
@@ -44,17 +43,17 @@ task<void> worker(http::client& c, const std::string& url, const std::string& wa
     } else {
       ++bad;
       if (bad <= 3)
-        std::fprintf(stderr, "saturn-bench-http_client: bad answer: %s\n",
-                     r ? ("status " + std::to_string(r->status) + " body " + r->body).c_str()
-                       : r.err().message().c_str());
+        std::fprintf(
+            stderr, "saturn-bench-http_client: bad answer: %s\n",
+            r ? ("status " + std::to_string(r->status) + " body " + r->body).c_str() : r.err().message().c_str());
     }
   }
   n.ok.fetch_add(ok);
   n.errors.fetch_add(bad);
 }
 
-task<void> run_all(http::client& c, const std::string& url, const std::string& want, int conc,
-                   clk::time_point end, counters& n) {
+task<void> run_all(http::client& c, const std::string& url, const std::string& want, int conc, clk::time_point end,
+                   counters& n) {
   co_await saturn::task_group::run([&](saturn::task_group& g) -> task<> {
     for (int i = 0; i < conc; ++i)
       g.spawn(worker(c, url, want, end, n));
@@ -62,12 +61,8 @@ task<void> run_all(http::client& c, const std::string& url, const std::string& w
   });
 }
 
-double cpu_s(const rusage& u) {
-  return static_cast<double>(u.ru_utime.tv_sec) + u.ru_utime.tv_usec / 1e6;
-}
-double sys_s(const rusage& u) {
-  return static_cast<double>(u.ru_stime.tv_sec) + u.ru_stime.tv_usec / 1e6;
-}
+double user_s(const rusage& u) { return static_cast<double>(u.ru_utime.tv_sec) + u.ru_utime.tv_usec / 1e6; }
+double sys_s(const rusage& u) { return static_cast<double>(u.ru_stime.tv_sec) + u.ru_stime.tv_usec / 1e6; }
 
 [[noreturn]] void usage(const char* why) {
   std::fprintf(stderr,
@@ -123,7 +118,7 @@ int main(int argc, char** argv) {
 
   const auto ok = n.ok.load();
   const auto errors = n.errors.load();
-  const double user = cpu_s(u1) - cpu_s(u0), sys = sys_s(u1) - sys_s(u0);
+  const double user = user_s(u1) - user_s(u0), sys = sys_s(u1) - sys_s(u0);
   std::printf(
       "{\"suite\":\"http-client\",\"scenario\":\"get_keepalive_%d\",\"runtime\":\"saturn\",\"threads\":%u,"
       "\"concurrency\":%d,\"requests\":%llu,\"errors\":%llu,\"wall_s\":%.3f,\"ops_per_sec\":%.0f,"
