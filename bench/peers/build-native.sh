@@ -4,12 +4,12 @@
 # Builds the native peer programs of bench/peers (C, C++, Erlang, and the Node and
 # nginx wrappers) for the given suites (default: all of them) into
 #   OUTDIR/bin/          loop-liburing spawn-tbb sched-tbb ring-erlang echo-asio
-#                        echo-libuv http-asio http-node http-nginx
+#                        echo-libuv http-asio http-node http-nginx http_client-curl
 #   OUTDIR/share/peers/  ring-erlang/ring_bench.beam, http-node/server.js
 #   OUTDIR/build/native/ compiler flags of each program (to notice a change)
 # and prints one "built PATH" line per program it (re)built.
 #
-# Suites: loop spawn sched ring echo http; walk is accepted and has no native peer.
+# Suites: loop spawn sched ring echo http http_client; walk is accepted and has no native peer.
 # Release flags: g++/gcc -O2 -DNDEBUG (C++20, C++17 for the Asio programs: Debian 12's
 # Boost 1.74 Asio does not compile as C++20 with GCC 12), no -march=native. --quick
 # (the CI smoke build) uses -O1 instead: the programs are the same, only slower.
@@ -22,7 +22,7 @@
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-usage() { echo "usage: $0 OUTDIR [--quick] [loop|spawn|sched|ring|walk|echo|http|tls|arena ...]" >&2; exit 2; }
+usage() { echo "usage: $0 OUTDIR [--quick] [loop|spawn|sched|ring|walk|echo|http|http_client|tls|arena ...]" >&2; exit 2; }
 log() { echo "build-native.sh: $*" >&2; }
 [ $# -ge 1 ] || usage
 case "$1" in -*) usage ;; esac
@@ -34,11 +34,11 @@ suites=()
 for a in "$@"; do
     case "$a" in
         --quick) quick=1 ;;
-        loop | spawn | sched | ring | walk | echo | http | tls | arena) suites+=("$a") ;;
+        loop | spawn | sched | ring | walk | echo | http | http_client | tls | arena) suites+=("$a") ;;
         *) log "unknown suite or flag: $a"; usage ;;
     esac
 done
-[ ${#suites[@]} -gt 0 ] || suites=(loop spawn sched ring echo http tls arena)
+[ ${#suites[@]} -gt 0 ] || suites=(loop spawn sched ring echo http http_client tls arena)
 want() { local s; for s in "${suites[@]}"; do [ "$s" = "$1" ] && return 0; done; return 1; }
 started=$(date +%s)
 
@@ -58,6 +58,7 @@ want loop && need_lib liburing-dev
 want ring && { need_tool erlc erlang-base; need_tool erl erlang-base; }
 want echo && { need_lib libboost-dev; need_lib libuv1-dev; need_tool "$CC" gcc; }
 want http && { need_lib libboost-dev; need_tool node nodejs; need_tool nginx nginx; }
+want http_client && { need_tool "$CC" gcc; need_lib libcurl4-openssl-dev; need_tool nginx nginx; }
 want tls && { need_tool node nodejs; need_tool nginx nginx; }
 if [ ${#need_pkgs[@]} -gt 0 ]; then
     missing=$(printf '%s\n' "${need_pkgs[@]}" | sort -u | tr '\n' ' ')
@@ -132,6 +133,8 @@ want echo && compile echo-libuv "$CC" "$here/echo/libuv/echo_libuv.c" \
     -std=c11 "$opt" -DNDEBUG -pthread -Wall -Wextra -- -luv
 want http && compile http-asio "$CXX" "$here/http/asio/http_asio.cpp" \
     -std=c++17 "$opt" "${common[@]}" --
+want http_client && compile http_client-curl "$CC" "$here/http_client/curl/http_client_curl.c" \
+    -std=c11 "$opt" -DNDEBUG -pthread -Wall -Wextra -- -lcurl
 while [ "$running" -gt 0 ]; do reap_one; done
 
 # install_file MODE SRC DST: copies only when different (keeps the timestamp stable).

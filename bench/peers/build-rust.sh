@@ -2,7 +2,7 @@
 # Builds the Rust peers of `make bench` (bench/peers/README.md) into OUTDIR/bin.
 #
 #   bench/peers/build-rust.sh OUTDIR [--quick] [suite...]
-#       suites: spawn sched walk echo http arena process (default: all of them)
+#       suites: spawn sched walk echo http http_client arena process (default: all of them)
 #       --quick: the `quick` profile (no LTO, 16 codegen units) for the CI smoke build
 #
 # Offline, with Debian's cargo/rustc (/usr/bin/cargo, /usr/bin/rustc) and Debian's crate
@@ -17,7 +17,7 @@
 # rebuilds nothing that did not change. Prints one "built PATH" line per program.
 set -euo pipefail
 
-usage() { echo "usage: $0 OUTDIR [--quick] [spawn|sched|walk|echo|http|arena|process ...]" >&2; exit 2; }
+usage() { echo "usage: $0 OUTDIR [--quick] [spawn|sched|walk|echo|http|http_client|arena|process ...]" >&2; exit 2; }
 [ $# -ge 1 ] || usage
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 mkdir -p "$1"
@@ -28,22 +28,23 @@ suites=()
 for a in "$@"; do
     case "$a" in
         --quick) profile=quick ;;
-        spawn | sched | walk | echo | http | arena | process) suites+=("$a") ;;
+        spawn | sched | walk | echo | http | http_client | arena | process) suites+=("$a") ;;
         *) echo "build-rust.sh: unknown suite or option: $a" >&2; usage ;;
     esac
 done
-[ ${#suites[@]} -gt 0 ] || suites=(spawn sched walk echo http arena process)
+[ ${#suites[@]} -gt 0 ] || suites=(spawn sched walk echo http http_client arena process)
 log() { echo "[build-rust.sh] $*" >&2; }
 started=$(date +%s)
 
 # suite -> program (= Cargo package) and the Debian crate package it needs
 declare -A program=([spawn]=spawn-tokio [sched]=sched-tokio [walk]=walk-rayon
                     [echo]=echo-tokio [http]=http-hyper [arena]=arena-hyper
-                    [process]=process-tokio)
+                    [process]=process-tokio
+                    [http_client]=http_client-hyper)
 declare -A crate_pkg=([spawn]=librust-tokio-dev [sched]=librust-tokio-dev
                       [walk]=librust-rayon-dev [echo]=librust-tokio-dev
                       [http]=librust-hyper-dev [arena]=librust-hyper-dev
-                      [process]=librust-tokio-dev)
+                      [process]=librust-tokio-dev [http_client]=librust-hyper-dev)
 declare -A crate_dir=([librust-tokio-dev]=tokio-1 [librust-rayon-dev]=rayon-1
                       [librust-hyper-dev]=hyper-0.14)
 
@@ -74,7 +75,7 @@ mkdir -p "$src" "$out/bin" "$build/cargo-home"
 # cp -p keeps modification times, so Cargo sees unchanged files as unchanged; files
 # gone from the source tree go from the copy too.
 members=(Cargo.toml common/rust spawn/tokio sched/tokio walk/rayon echo/tokio http/hyper
-         arena/hyper process/tokio)
+         arena/hyper process/tokio http_client/hyper)
 list() { # the members' sources under $1 (none yet in a fresh copy)
     (cd "$1" && find "${members[@]}" -type f \( -name '*.rs' -o -name Cargo.toml \) 2>/dev/null || true) | sort
 }

@@ -158,10 +158,22 @@ def check_process(rec: dict, ctx: dict) -> str | None:
     return _equal(rec, children, "children")
 
 
+def check_http_client(rec: dict, ctx: dict) -> str | None:
+    """Every answer checked by the client (status 200, exact body): 0 errors, some requests,
+    and a CPU figure (the runner adds nginx's own count, httpclient.cross_check)."""
+    if rec.get("errors", 1) != 0:
+        return f"errors = {rec.get('errors')} (must be 0)"
+    if not _int(rec, "requests"):
+        return "no requests answered"
+    if not isinstance(rec.get("cpu_us_per_req"), (int, float)) or rec["cpu_us_per_req"] <= 0:
+        return "no cpu_us_per_req"
+    return None
+
+
 CHECKS = {
     "loop": check_loop, "spawn": check_spawn, "sched": check_sched, "ring": check_ring,
     "echo": check_echo, "http": check_http, "walk": check_walk, "tls": check_tls,
-    "arena": check_arena, "process": check_process,
+    "arena": check_arena, "process": check_process, "http-client": check_http_client,
 }
 
 

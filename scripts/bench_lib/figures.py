@@ -27,6 +27,7 @@ UNITS = {
     "server_cpu_us_per_op": "server CPU µs/handshake", "server_cpu_us_per_mib": "server CPU µs/MiB",
     "server_user_us_per_req": "server user µs/req", "server_sys_us_per_req": "server sys µs/req",
     "bytes_per_resp": "B/response", "cpu_us_per_child": "CPU µs/child",
+    "cpu_us_per_req": "client CPU µs/req",
 }
 
 PERCENTILES = ("p50_us", "p95_us", "p99_us", "p999_us")

@@ -249,6 +249,14 @@ def arena_steps(run: SuiteRun, rt: Runtime) -> list:
                  1.0 + len(profiles) * per, timeout=0, scenarios=profiles)]
 
 
+def http_client_steps(run: SuiteRun, rt: Runtime) -> list:
+    """One run per runtime per round against a fresh nginx (scripts/bench_lib/httpclient.py):
+    64 concurrent GETs for `duration` seconds on --threads client threads."""
+    from .httpclient import SCENARIO
+    return [Step(run.name, "http-client", rt.name, SCENARIO, [str(rt.path)], run.threads,
+                 1.0 + run.params.duration, timeout=run.params.duration + 30, scenarios=(SCENARIO,))]
+
+
 # ----------------------------------------------------------------- interleaving
 
 def generic_plan_round(run: SuiteRun, rnd: int) -> list:
@@ -433,6 +441,21 @@ def _make_suites() -> dict:
                    "static, TLS or limited-conn (each README says why). echo-ws: ws-load (bench/peers/load/ws_load.c, "
                    "epoll, plain C), 512 connections with one 5-byte text frame in flight each, every echo "
                    "checked; its CPU figures are per message."),
+        Suite("http-client", "http-client — HTTP/1.1 client, keep-alive pool", "saturn-bench-http_client",
+              (("go", "http_client-go"), ("hyper", "http_client-hyper"), ("curl", "http_client-curl")),
+              quick=Params(rounds=3, samples=1, warmup=0, duration=5),
+              full=Params(rounds=7, samples=1, warmup=0, duration=10),
+              scenarios=("get_keepalive_64",), make_steps=http_client_steps,
+              figures={"*": ("ops_per_sec", "cpu_us_per_req")},
+              gate={"*": ("ops_per_sec", "cpu_us_per_req")},
+              note="64 concurrent GETs over a keep-alive pool (up to 64 connections) against "
+                   "nginx (1 worker, `return 200 \"Hello, World!\"`, a fresh one per run, "
+                   "scripts/bench_lib/httpclient.py); each client checks every answer (status 200, "
+                   "exact body) and its count is checked against nginx's stub_status counter. "
+                   "--threads client threads; client and nginx share the machine's CPUs, so rps "
+                   "is bounded by what CPU nginx gets: `client CPU µs/req` (the client process's "
+                   "user+sys over the run, getrusage) is the cleaner figure. Peers: Go net/http, "
+                   "hyper 0.14's Client, libcurl's multi interface (bench/peers/http_client)."),
     ]
     return {s.name: s for s in suites}
 
