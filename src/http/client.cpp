@@ -520,7 +520,7 @@ task<result<client_response>> client::request(client_request req) {
     co_return body.err();
   client_response out;
   out.status = s->status();
-  out.headers = s->head().fields;
+  out.headers = std::move(s->m_head.fields);  // the stream is done with them: no copy per request
   out.body = std::move(*body);
   co_return out;
 }
