@@ -14,7 +14,7 @@
 namespace saturn::metrics {
 
 /// The Content-Type of render()'s text.
-inline constexpr std::string_view content_type = "text/plain; version=0.0.4; charset=utf-8";
+inline constexpr char content_type[] = "text/plain; version=0.0.4; charset=utf-8";
 
 /// registry::global().render(). Any thread; takes the registry's lock; allocates.
 std::string render();
