@@ -12,7 +12,7 @@
 
 namespace saturn::metrics::detail {
 
-thread_local shard* t_shard = nullptr;
+constinit thread_local shard* t_shard = nullptr;
 
 namespace {
 

@@ -1,7 +1,8 @@
 // The runtime collector: at each render, one live_pool_stats() snapshot (the pools' lock,
 // never a worker's) becomes the saturn_worker_*, saturn_ring_*, saturn_timers_* and
-// saturn_pool_* families, labelled pool and worker; and the frame allocator's mapped
-// bytes. What each means: docs/observability.md.
+// saturn_pool_* families, labelled pool and worker; the frame allocator's mapped bytes;
+// and the process layer's (process_stats: a scan of the pid table). What each means: docs/observability.md.
+#include <saturn/proc/proc_stats.hpp>
 #include <saturn/sched/pool_stats.hpp>
 #include <saturn/task/frame_allocator.hpp>
 
@@ -92,6 +93,17 @@ collector runtime_collector() {
     sink.family("saturn_task_frame_mapped_bytes",
                 "Bytes the coroutine-frame allocator has mapped (frames in use and cached free).", metric_type::gauge);
     sink.sample("saturn_task_frame_mapped_bytes", {}, std::uint64_t(task_memory_mapped()));
+    const proc_stats ps = process_stats();
+    sink.family("saturn_processes_alive", "Processes (saturn::process) started and not yet ended.", metric_type::gauge);
+    sink.sample("saturn_processes_alive", {}, ps.alive);
+    sink.family("saturn_process_slots", "Pid-table slots ever handed out (high-water mark of processes at once).",
+                metric_type::gauge);
+    sink.sample("saturn_process_slots", {}, ps.slots);
+    sink.family("saturn_supervisor_restarts_total", "Children restarted by supervisors.", metric_type::counter);
+    sink.sample("saturn_supervisor_restarts_total", {}, ps.supervisor_restarts);
+    sink.family("saturn_supervisor_give_ups_total", "Supervisors that gave up past their restart intensity.",
+                metric_type::counter);
+    sink.sample("saturn_supervisor_give_ups_total", {}, ps.supervisor_give_ups);
   };
 }
 

@@ -2,6 +2,7 @@
 // worker summed exactly, the worker and ring families present per worker and monotonic
 // across renders, the whole text well-formed (our parser and promtool).
 #include <saturn/metrics.hpp>
+#include <saturn/proc.hpp>
 #include <saturn/sched/thread_pool.hpp>
 #include <saturn/task/join_handle.hpp>
 #include <saturn/task/this_task.hpp>
@@ -15,6 +16,7 @@
 #include <sys/wait.h>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 #include <string>
 #include <vector>
 
@@ -142,4 +144,40 @@ TEST(MetricsRuntime, PromtoolAcceptsTheRender) {
   const int status = ::pclose(p);
   std::filesystem::remove(path);
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "promtool said:\n" << said << "\n--- text:\n" << text;
+}
+
+namespace {
+saturn::process<int> waits_for_one() {
+  (void)co_await saturn::receive();
+}
+
+double render_value(const char* name) {
+  return saturn_test::parse_exposition(m::render()).sum(name);
+}
+
+/// Waits up to 5 s for pred().
+template <class F>
+bool eventually(F pred) {
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (!pred()) {
+    if (std::chrono::steady_clock::now() > give_up)
+      return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return true;
+}
+}  // namespace
+
+TEST(MetricsRuntime, ProcessesAliveFollowsSpawnsAndExits) {
+  saturn::thread_pool pool({.threads = 2});
+  const double before = render_value("saturn_processes_alive");
+  std::vector<saturn::pid_of<int>> ps;
+  for (int i = 0; i < 50; ++i)
+    ps.push_back(saturn::spawn_process(pool, waits_for_one));
+  EXPECT_GE(render_value("saturn_processes_alive"), before + 50);
+  EXPECT_GE(render_value("saturn_process_slots"), 50);
+  for (auto& p : ps)
+    saturn::send(p, 1);
+  EXPECT_TRUE(eventually([&] { return render_value("saturn_processes_alive") <= before; }))
+      << "still alive: " << render_value("saturn_processes_alive") << ", before: " << before;
 }

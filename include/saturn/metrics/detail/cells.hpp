@@ -26,7 +26,8 @@ struct shard {
   saturn::detail::atomic<cell*> chunks[max_chunks];
 };
 
-extern thread_local shard* t_shard;
+/// constinit: no dynamic initialization, so an access is a plain TLS load (no init-wrapper call).
+extern constinit thread_local shard* t_shard;
 
 /// The calling thread's cell `id`, creating its shard or chunk (allocates). Any thread.
 cell* cell_slow(std::uint32_t id);
