@@ -92,8 +92,26 @@ struct worker {
   /// Statistics (pool_stats.hpp): written by this worker only, with plain adds, on a
   /// line of their own so a collector's reads never share a line with a thief's CAS.
   struct counters_t {
-    owned_counter tasks_run, steal_attempts, steals, parks, wakeups, parked_ns;
+    owned_counter tasks_run, steal_attempts, steals, parks, wakeups;
     atomic<std::int64_t> started_ns{0};
+    // The park time, read as one consistent pair (parked_ns, parked_since) under a
+    // seqlock the worker bumps around each update (odd while writing), so a reader sees
+    // the time parked so far including a park in progress, and busy time never runs
+    // backwards between two reads.
+    atomic<std::uint32_t> park_seq{0};
+    atomic<std::int64_t> parked_ns{0};
+    atomic<std::int64_t> parked_since{0};  // 0: not parked
+    /// Owner only: runs `update` inside the seqlock's write section.
+    template <class F>
+    void park_update(F update) noexcept {
+      const std::uint32_t s = park_seq.load(std::memory_order_relaxed);
+      park_seq.store(s + 1, std::memory_order_relaxed);
+      // ordering: release fence: a reader that sees the data written below also sees
+      // the odd sequence (Boehm's seqlock with atomics).
+      thread_fence(std::memory_order_release);
+      update();
+      park_seq.store(s + 2, std::memory_order_release);
+    }
   };
   alignas(64) counters_t counters;
 

@@ -30,6 +30,28 @@ std::int64_t mono_ns() noexcept {
   return std::int64_t(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
 }
 
+/// The worker's time parked up to `now` (read here, after the snapshot), a park in
+/// progress included, read consistently through the seqlock of worker::counters_t
+/// (retried while the worker writes).
+std::uint64_t parked_so_far(const worker& w, std::int64_t& now) noexcept {
+  const auto& c = w.counters;
+  for (;;) {
+    const std::uint32_t s1 = c.park_seq.load(std::memory_order_acquire);
+    const std::int64_t total = c.parked_ns.load(std::memory_order_relaxed);
+    const std::int64_t since = c.parked_since.load(std::memory_order_relaxed);
+    // ordering: acquire fence: the data loads above happen before the re-read of the
+    // sequence; an unchanged, even sequence means no write overlapped them.
+    thread_fence(std::memory_order_acquire);
+    const std::uint32_t s2 = c.park_seq.load(std::memory_order_relaxed);
+    if (s1 == s2 && (s1 & 1) == 0) {
+      now = mono_ns();
+      const std::int64_t running = since != 0 && now > since ? now - since : 0;
+      return static_cast<std::uint64_t>(total + running);
+    }
+    cpu_relax();
+  }
+}
+
 }  // namespace
 
 void register_pool_stats(pool_impl& p) {
@@ -50,7 +72,6 @@ void unregister_pool_stats(pool_impl& p) noexcept {
 std::vector<pool_stats> live_pool_stats() {
   detail::pool_list& l = detail::pools();
   std::vector<pool_stats> out;
-  const std::int64_t now = detail::mono_ns();
   // lifetime: a pool leaves the list before its destructor stops a worker, so every pool
   // and loop read here stays alive while the lock is held.
   std::lock_guard lock(l.mutex);
@@ -73,7 +94,10 @@ std::vector<pool_stats> live_pool_stats() {
       ws.steals = w.counters.steals;
       ws.parks = w.counters.parks;
       ws.wakeups = w.counters.wakeups;
-      ws.parked_ns = w.counters.parked_ns;
+      // The clock is read after the park snapshot, so it is at least any wake-up time the
+      // snapshot holds (busy = uptime - parked then never runs backwards).
+      std::int64_t now = 0;
+      ws.parked_ns = detail::parked_so_far(w, now);
       // ordering: relaxed; the worker stored it once at start, a 0 means not started yet.
       const std::int64_t started = w.counters.started_ns.load(std::memory_order_relaxed);
       ws.uptime_ns = started != 0 && now > started ? static_cast<std::uint64_t>(now - started) : 0;

@@ -239,6 +239,7 @@ void park(pool_impl& p, worker& w) {
     // Two clock reads per park (a park is a syscall and a context switch anyway).
     ++w.counters.parks;
     const std::int64_t parked_at = now_ns();
+    w.counters.park_update([&] { w.counters.parked_since.store(parked_at, std::memory_order_relaxed); });
     if (w.loop) {
       poll_io(p, w, true);  // sleeps in the ring: I/O, a timer, or notify() ends it
     } else {
@@ -246,7 +247,12 @@ void park(pool_impl& p, worker& w) {
       while (w.unparks.load(std::memory_order_acquire) == 0 && !p.stopping.load(std::memory_order_acquire))
         futex_wait(&w.unparks, 0);
     }
-    w.counters.parked_ns += static_cast<std::uint64_t>(now_ns() - parked_at);
+    const std::int64_t woke_at = now_ns();
+    w.counters.park_update([&] {
+      auto& c = w.counters;
+      c.parked_ns.store(c.parked_ns.load(std::memory_order_relaxed) + (woke_at - parked_at), std::memory_order_relaxed);
+      c.parked_since.store(0, std::memory_order_relaxed);
+    });
   }
   leave_sleepers(p, w);
 }

@@ -8,6 +8,8 @@
 
 #include <gtest/gtest.h>
 
+#include "metrics/http_get.hpp"
+
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -24,35 +26,9 @@
 #include <string>
 #include <thread>
 
-namespace {
+using saturn_test::http_get;
 
-/// GET `target` on 127.0.0.1:port with Connection: close; the whole answer, or "" on error.
-std::string http_get(std::uint16_t port, const std::string& target) {
-  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0)
-    return {};
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(port);
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  timeval tv{2, 0};
-  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-  std::string out;
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0) {
-    const std::string req = "GET " + target + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n";
-    if (::send(fd, req.data(), req.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(req.size())) {
-      char buf[8192];
-      for (;;) {
-        ssize_t n = ::recv(fd, buf, sizeof buf, 0);
-        if (n <= 0)
-          break;
-        out.append(buf, static_cast<std::size_t>(n));
-      }
-    }
-  }
-  ::close(fd);
-  return out;
-}
+namespace {
 
 /// A port free on 127.0.0.1 now (bound with port 0, then closed).
 std::uint16_t free_port() {
