@@ -63,7 +63,15 @@ TEST(MetricsPrometheus, ARealPrometheusScrapesTheRequestCounts) {
     GTEST_SKIP() << "no " << prom << " (Debian package prometheus; scripts/deps test installs it)";
   const auto started = std::chrono::steady_clock::now();
 
-  saturn::thread_pool pool({.threads = 2});
+  // Files first, and removed only after the pool is gone: directory descriptors opened
+  // on this thread then never reuse a socket's number that a worker closed through the
+  // ring (which ThreadSanitizer cannot see, and reports as a race on the descriptor).
+  const auto dir = std::filesystem::temp_directory_path() / ("saturn_prom_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir / "data");
+  const std::uint16_t prom_port = free_port();
+  std::optional<saturn::thread_pool> pool_box;
+  pool_box.emplace(saturn::pool_options{.threads = 2});
+  saturn::thread_pool& pool = *pool_box;
   saturn::http::router routes;
   routes.get("/hello", [](const saturn::http::request&) -> saturn::task<saturn::http::response> {
     co_return saturn::http::response::text("hello\n");
@@ -90,9 +98,6 @@ TEST(MetricsPrometheus, ARealPrometheusScrapesTheRequestCounts) {
   for (int i = 0; i < requests; ++i)
     ASSERT_NE(http_get(port, "/hello").find("200 OK"), std::string::npos);
 
-  const auto dir = std::filesystem::temp_directory_path() / ("saturn_prom_" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir / "data");
-  const std::uint16_t prom_port = free_port();
   {
     std::ofstream cfg(dir / "prom.yml");
     cfg << "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n"
@@ -149,9 +154,10 @@ TEST(MetricsPrometheus, ARealPrometheusScrapesTheRequestCounts) {
     std::ifstream in(log);
     prom_log.assign(std::istreambuf_iterator<char>(in), {});
   }
-  std::filesystem::remove_all(dir);
   stop.request_stop();
   server.join();
+  pool_box.reset();
+  std::filesystem::remove_all(dir);
 
   ASSERT_TRUE(seen.has_value()) << "Prometheus returned no sample within 20 s; last answer:\n"
                                 << last << "\nprometheus log:\n" << prom_log;
