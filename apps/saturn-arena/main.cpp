@@ -6,6 +6,7 @@
 //   POST /upload                the number of body bytes read; text/plain
 //   GET /static/{*path}         the files of --data/static (precompressed .br / .gz siblings)
 //   GET /ws                     WebSocket echo (RFC 6455)
+//   GET /metrics                the Prometheus text format (metrics::render), with --metrics only
 // The same routes over TLS on --tls-port (8081, json-tls) with --tls-cert / --tls-key
 // (HttpArena's /certs/server.crt and server.key), ALPN http/1.1 only.
 // Runs on a thread_pool (--threads), one SO_REUSEPORT listener per worker (http::serve);
@@ -77,6 +78,9 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0, 11))->capture_default_str();
   app.add_option("--gzip-level", cfg.compression.gzip_level, "gzip level of /json answers (1-9)")
       ->check(CLI::Range(1, 9))->capture_default_str();
+  bool with_metrics = false;
+  app.add_flag("--metrics", with_metrics,
+               "also serve GET /metrics (Prometheus text format); off by default, the HttpArena routes unchanged");
   app.footer("SIGTERM/SIGINT stop the server and exit 0. Exit status 1: the port cannot be bound or the "
              "workers cannot start; 2: bad arguments.");
   try {
@@ -100,6 +104,8 @@ int main(int argc, char** argv) {
   opts.server_name = "saturn";
   saturn::http::router routes;
   arena::add_routes(routes, st);
+  if (with_metrics)
+    saturn::http::add_metrics_route(routes);
 
   std::optional<saturn::thread_pool> pool;
   if (!apps::start_pool(pool,

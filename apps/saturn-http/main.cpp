@@ -5,8 +5,10 @@
 //                     server stops meanwhile: stop() cancels the sleep)
 //   other methods on those paths → 405 with Allow; a method nobody knows → 501;
 //   OPTIONS * → 200 with Allow; anything else → 404
+//   GET /metrics    → the Prometheus text format (metrics::render), with --metrics only
 // Runs on a thread_pool in io mode with --threads workers, one SO_REUSEPORT listener per
 // worker by default (--accept). Raises its soft RLIMIT_NOFILE to the hard limit at start.
+#include <saturn/http/metrics_route.hpp>
 #include <saturn/http/server.hpp>
 #include <saturn/net/address.hpp>
 #include <saturn/sched/thread_pool.hpp>
@@ -150,6 +152,8 @@ int main(int argc, char** argv) {
                "A/B: one single-threaded runtime and SO_REUSEPORT listener per thread instead of the thread_pool");
   bool steal_io = false;
   app.add_flag("--steal-io-wakeups", steal_io, "A/B: let other workers steal tasks their ring woke (pin_io_wakeups off)");
+  bool with_metrics = false;
+  app.add_flag("--metrics", with_metrics, "serve GET /metrics (Prometheus text format; off by default)");
   bool ring_send = false;
   app.add_flag("--ring-send", ring_send, "send through the ring only (no first non-blocking send(2); A/B)");
   app.footer("SIGTERM/SIGINT stop the server and exit 0. Exit status 1: the port cannot be bound or the workers cannot start; 2: bad arguments.");
@@ -179,6 +183,8 @@ int main(int argc, char** argv) {
   routes.get("/plaintext", plaintext);
   routes.get("/json", json);
   routes.get("/delay/{ms}", delay);
+  if (with_metrics)
+    saturn::http::add_metrics_route(routes);
   if (per_thread) {
     // A/B against the pool: one single-threaded runtime per thread, each with its own
     // SO_REUSEPORT listener and server (connections never move between threads).

@@ -5,6 +5,7 @@
 
 #include <saturn/detail/compiler_check.hpp>
 #include <saturn/proc/pid.hpp>
+#include <saturn/proc/proc_stats.hpp>
 #include <saturn/proc/process.hpp>
 #include <saturn/proc/registry.hpp>
 #include <saturn/proc/send.hpp>

@@ -1,6 +1,6 @@
 /// \file
 /// The umbrella header: every module header of saturn (result, loop, task, sched, sync,
-/// net, tls, fs, os, proc, http, effect). Test-only support (saturn/testing/) is not included.
+/// net, tls, fs, os, proc, http, effect, metrics). Test-only support (saturn/testing/) is not included.
 #pragma once
 
 #include <saturn/detail/compiler_check.hpp>
@@ -8,6 +8,7 @@
 #include <saturn/fs.hpp>
 #include <saturn/http.hpp>
 #include <saturn/loop.hpp>
+#include <saturn/metrics.hpp>
 #include <saturn/net.hpp>
 #include <saturn/os.hpp>
 #include <saturn/proc.hpp>

@@ -3,4 +3,5 @@
 #pragma once
 
 #include <saturn/detail/compiler_check.hpp>
+#include <saturn/sched/pool_stats.hpp>
 #include <saturn/sched/thread_pool.hpp>

@@ -31,6 +31,7 @@
 #include "http/conn_buffer.hpp"
 #include "http/conn_io.hpp"
 #include "http/connection_registry.hpp"
+#include "http/server_metrics.hpp"
 
 #include <sys/socket.h>
 
@@ -68,7 +69,8 @@ response unrouted(const router& r, const request& req, std::string_view path, in
 /// buffer's bound — or, `pinned`, when the bytes would not fit without moving the buffer (a
 /// streamed body's head must stay where the request's views point).
 template <class Io>
-task<bool> read_into(Io& io, detail::conn_buffer& in, bool multishot, bool pinned, std::size_t max = 0) {
+task<bool> read_into(Io& io, detail::conn_buffer& in, metrics::counter& received, bool multishot, bool pinned,
+                     std::size_t max = 0) {
   if constexpr (!Io::tls) {
     if (multishot) {
       auto rx = io.s.receive();
@@ -77,6 +79,7 @@ task<bool> read_into(Io& io, detail::conn_buffer& in, bool multishot, bool pinne
         co_return false;
       if (pinned && !in.fits(got->size()))
         co_return false;
+      received.inc(got->size());
       co_return in.append(*got);
     }
   }
@@ -108,6 +111,7 @@ task<bool> read_into(Io& io, detail::conn_buffer& in, bool multishot, bool pinne
   }
   if (n == 0)
     co_return false;
+  received.inc(n);
   in.commit(n);
   co_return true;
 }
@@ -131,8 +135,9 @@ template <class Io>
 class conn_body final : public detail::body_source {
  public:
   conn_body(Io& io, detail::conn_buffer& in, request_parser& parser, std::string& out, detail::conn_entry& entry,
-            std::size_t window, bool multishot, bool direct) noexcept
-      : m_io(io),
+            std::size_t window, bool multishot, bool direct, metrics::counter& rx) noexcept
+      : m_rx(rx),
+        m_io(io),
         m_in(in),
         m_parser(parser),
         m_out(out),
@@ -177,7 +182,7 @@ class conn_body final : public detail::body_source {
       // At most one window of body bytes after the head (what is there is undecoded
       // framing, a few bytes).
       const std::size_t held = m_in.size() - m_parser.head_size();
-      auto more = read_into(m_io, m_in, m_multishot, true, held < m_window ? m_window - held : 4096);
+      auto more = read_into(m_io, m_in, m_rx, m_multishot, true, held < m_window ? m_window - held : 4096);
       bool got = co_await std::move(more);
       m_entry.set(detail::conn_state::busy, detail::coarse_now_ms());
       if (!got)
@@ -195,6 +200,7 @@ class conn_body final : public detail::body_source {
     return m_error;
   }
 
+  metrics::counter& m_rx;
   Io& m_io;
   detail::conn_buffer& m_in;
   request_parser& m_parser;
@@ -216,8 +222,8 @@ template <class Io>
 class conn_writer final : public body_writer {
  public:
   conn_writer(Io& io, std::string& out, detail::conn_entry& entry, stream_framing framing, std::uint64_t length,
-              bool direct) noexcept
-      : m_io(io), m_out(out), m_entry(entry), m_framing(framing), m_left(length), m_direct(direct) {}
+              bool direct, metrics::counter& tx) noexcept
+      : m_tx(tx), m_io(io), m_out(out), m_entry(entry), m_framing(framing), m_left(length), m_direct(direct) {}
 
   result<void> append(std::string_view bytes) override {
     if (m_failed)
@@ -268,6 +274,7 @@ class conn_writer final : public body_writer {
     bool sent = co_await std::move(tx);
     if (!sent)
       co_return fail(std::errc::connection_reset);
+    m_tx.inc(m_out.size());
     m_out.clear();
     m_entry.set(detail::conn_state::busy, detail::coarse_now_ms());
     co_return result<void>{};
@@ -278,6 +285,7 @@ class conn_writer final : public body_writer {
     return m_error;
   }
 
+  metrics::counter& m_tx;
   Io& m_io;
   std::string& m_out;
   detail::conn_entry& m_entry;
@@ -295,9 +303,11 @@ task<void> server::serve_connection(net::tcp_stream s) {
   entry.fd = s.fd();
   entry.set(detail::conn_state::idle, detail::coarse_now_ms());
   m_registry->add(&entry);
+  m_metrics->accepted->inc();
   detail::plain_io io{s};
   auto run = run_connection(io, entry);
   co_await std::move(run);
+  m_metrics->closed->inc();
   // lifetime: serve() returns (and the server may be destroyed) once the registry is
   // empty, so the slot goes back first and remove() is the last touch of the server; the
   // socket closes after it (removed first, so the sweeper never shuts down a reused fd).
@@ -314,6 +324,7 @@ task<void> server::serve_tls_connection(net::tcp_stream s, const tls::context* c
   // sweeper shuts the socket down), and so does the handshake's own timeout.
   entry.set(detail::conn_state::reading, detail::coarse_now_ms());
   m_registry->add(&entry);
+  m_metrics->accepted->inc();
   auto t = tls::stream::server(*ctx, std::move(s));  // on failure the socket closes with it
   if (t && !stopping()) {
     auto hs = t->handshake(m_opts.header_timeout);
@@ -325,6 +336,7 @@ task<void> server::serve_tls_connection(net::tcp_stream s, const tls::context* c
       co_await std::move(run);
     }
   }
+  m_metrics->closed->inc();
   // lifetime: as in serve_connection; the stream keeps its context's state alive itself.
   m_slots.release();
   m_registry->remove(&entry);
@@ -345,6 +357,7 @@ task<void> server::run_connection(Io& io, detail::conn_entry& entry) {
   upgrade_handler upgraded;          // set by a 101 answer: the protocol that takes over
   tls_upgrade_handler upgraded_tls;  // the same over TLS (upgraded is set too, as the flag)
   const bool multishot = !Io::tls && m_opts.multishot_receive;
+  detail::server_metrics& stats = *m_metrics;
 
   const bool streams = m_router.streams_bodies();
   // Runs a matched route's handler under the stop context; nullopt if it threw.
@@ -365,7 +378,8 @@ task<void> server::run_connection(Io& io, detail::conn_entry& entry) {
   // context like a handler; false if the response could not be completed (then the
   // connection must close: the client sees a truncated body).
   auto produce = [&](const response& resp, stream_framing framing) -> task<bool> {
-    conn_writer<Io> w(io, out, entry, framing, resp.stream_length().value_or(0), m_opts.direct_send);
+    conn_writer<Io> w(io, out, entry, framing, resp.stream_length().value_or(0), m_opts.direct_send,
+                      *stats.bytes_sent);
     bool ok = false;
     try {
       task<result<void>> t = (*resp.producer())(w);
@@ -394,6 +408,7 @@ task<void> server::run_connection(Io& io, detail::conn_entry& entry) {
           if ((parser.has_content_length() && parser.content_length() > limit) ||
               !in.pin(ro.window + limits.max_chunk_line + 64)) {
             write_error(out, 413, "request body too large", m_opts.server_name, wo.head);
+            stats.count(pre.route, 413);
             open = false;
             break;
           }
@@ -402,7 +417,9 @@ task<void> server::run_connection(Io& io, detail::conn_entry& entry) {
           // The path moved with the buffer: match again for parameters that view it.
           route_match m = m_router.match(req.method, normalize_path(req.path, path_scratch));
           parser.start_streaming(limit);
-          conn_body<Io> body(io, in, parser, out, entry, ro.window, multishot, m_opts.direct_send);
+          const std::int64_t t0 = detail::server_metrics::sample_start();
+          conn_body<Io> body(io, in, parser, out, entry, ro.window, multishot, m_opts.direct_send,
+                             *stats.bytes_received);
           req.m_body.reset_streamed(&body, parser.has_content_length()
                                                ? std::optional<std::uint64_t>(parser.content_length())
                                                : std::nullopt);
@@ -415,6 +432,8 @@ task<void> server::run_connection(Io& io, detail::conn_entry& entry) {
           if (resp) {
             refuse_upgrade<Io>(*resp);
             write_response(out, *resp, wo, m_opts.server_name);
+            stats.count(m.route, resp->status);
+            stats.sample_end(t0);
             if (const stream_framing f = framing_of(*resp, wo); f != stream_framing::none) {
               auto body_out = produce(*resp, f);
               bool completed = co_await std::move(body_out);
@@ -429,6 +448,7 @@ task<void> server::run_connection(Io& io, detail::conn_entry& entry) {
             }
           } else {
             write_error(out, 500, "handler failed", m_opts.server_name, wo.head);
+            stats.count(m.route, 500);
             open = false;
           }
           completed_any = true;
@@ -454,12 +474,14 @@ task<void> server::run_connection(Io& io, detail::conn_entry& entry) {
       }
       if (st == parse_status::error) {
         write_error(out, parser.error_status(), parser.error_reason(), m_opts.server_name, parser.head_request());
+        stats.count(stats.unmatched_route, parser.error_status());
         open = false;
         linger = true;
         break;
       }
       entry.state.store(detail::conn_state::busy, std::memory_order_relaxed);
       request& req = parser.get();
+      const std::int64_t t0 = detail::server_metrics::sample_start();
       write_options wo{req.keep_alive, req.version_minor, req.method == "HEAD"};
       const std::string_view path = normalize_path(req.path, path_scratch);
       route_match m = m_router.match(req.method, path);
@@ -474,6 +496,8 @@ task<void> server::run_connection(Io& io, detail::conn_entry& entry) {
           response resp = co_await saturn::detail::in_context_awaiter<response>{t.handle(), &m_stop_ctx};
           refuse_upgrade<Io>(resp);
           write_response(out, resp, wo, m_opts.server_name);
+          stats.count(m.route, resp.status);
+          stats.sample_end(t0);
           if (const stream_framing f = framing_of(resp, wo); f != stream_framing::none) [[unlikely]] {
             auto body_out = produce(resp, f);
             bool completed = co_await std::move(body_out);
@@ -492,10 +516,13 @@ task<void> server::run_connection(Io& io, detail::conn_entry& entry) {
         req.m_params = nullptr;
         if (threw) {
           write_error(out, 500, "handler failed", m_opts.server_name, wo.head);
+          stats.count(m.route, 500);
           open = false;
         }
       } else {
-        write_response(out, unrouted(m_router, req, path, m.status), wo, m_opts.server_name);
+        const response answer = unrouted(m_router, req, path, m.status);
+        write_response(out, answer, wo, m_opts.server_name);
+        stats.count(stats.unmatched_route, answer.status);
       }
       completed_any = true;
       if (!wo.keep_alive)
@@ -516,6 +543,7 @@ task<void> server::run_connection(Io& io, detail::conn_entry& entry) {
       bool sent = co_await std::move(tx);
       if (!sent)
         break;
+      stats.bytes_sent->inc(out.size());
       out.clear();
     }
     if (upgraded) {
@@ -549,7 +577,7 @@ task<void> server::run_connection(Io& io, detail::conn_entry& entry) {
     bool was_empty = in.empty();
     if (was_empty && (multishot || Io::tls))
       in.release();  // an idle connection holds no receive buffer (conn_buffer.hpp)
-    auto more = read_into(io, in, multishot, false);
+    auto more = read_into(io, in, *stats.bytes_received, multishot, false);
     bool got = co_await std::move(more);
     if (!got)
       break;
@@ -564,7 +592,7 @@ task<void> server::run_connection(Io& io, detail::conn_entry& entry) {
     entry.set(detail::conn_state::reading, detail::coarse_now_ms());
     for (std::size_t drained = 0; drained < (1u << 20);) {
       std::size_t before = in.size();
-      auto more = read_into(io, in, multishot, false);
+      auto more = read_into(io, in, *stats.bytes_received, multishot, false);
       bool got = co_await std::move(more);
       if (!got)
         break;

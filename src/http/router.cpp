@@ -98,6 +98,7 @@ route_match router::match(std::string_view method, std::string_view path) const 
       m.fn = &r.fn;
       m.options = &r.opts;
       m.status = 200;
+      m.route = static_cast<unsigned>(&r - m_routes.data());
       return m;
     }
     m.status = 405;

@@ -7,6 +7,7 @@
 #include <saturn/task/time.hpp>
 
 #include "http/connection_registry.hpp"
+#include "http/server_metrics.hpp"
 
 #include <sys/socket.h>
 
@@ -20,6 +21,7 @@ server::server(const router& r, server_options opts)
     : m_router(r),
       m_opts(std::move(opts)),
       m_registry(std::make_unique<detail::connection_registry>()),
+      m_metrics(std::make_unique<detail::server_metrics>(r)),
       m_slots(m_opts.max_connections) {}
 
 server::~server() = default;

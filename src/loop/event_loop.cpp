@@ -89,6 +89,12 @@ inline void event_loop::check_enter(int r) {
     throw std::system_error(-r, std::system_category(), "saturn: io_uring_enter in the event loop");
 }
 
+inline void event_loop::count_submitted(int r) {
+  if (r > 0)
+    m_stats.sqes_submitted += static_cast<unsigned>(r);
+  check_enter(r);
+}
+
 // The hot path of every completion, so it is kept to one range check (every sentinel,
 // and liburing's internal timeout's all-ones user_data, fall outside the addresses of
 // operations), the in-flight count and the indirect call. m_stats.completions is added
@@ -139,7 +145,7 @@ bool event_loop::run_once(bool may_block) {
   // loop pays neither a second syscall nor the sleep announcement.
   if (m_ring->pending() != 0) {
     ++m_stats.enters;
-    check_enter(m_ring->submit_and_get_events());
+    count_submitted(m_ring->submit_and_get_events());
     // The busy path (completions came in, or work is ready): no sleep decision to make.
     if (reap() != 0 || m_ready.head != nullptr || m_stay_awake || !may_block) [[likely]]
       return has_work();
@@ -159,7 +165,7 @@ bool event_loop::run_once(bool may_block) {
 
 void event_loop::poll() {
   ++m_stats.enters;
-  check_enter(m_ring->submit_and_get_events());
+  count_submitted(m_ring->submit_and_get_events());
   reap();
 }
 
@@ -192,7 +198,7 @@ void event_loop::sleep() {
   int r = m_ring->enter(1, timeout_ns);
   // ordering: relaxed; a producer that still sees true sends one redundant wake, harmless.
   m_sleeping.store(false, std::memory_order_relaxed);
-  check_enter(r);
+  count_submitted(r);
   reap();
 }
 
@@ -206,6 +212,7 @@ unsigned event_loop::reap() noexcept {
     // after the CQ filled up; every GETEVENTS enter flushes them too, this pulls them in now.
     if (n < m_ring->cq_entries() / 2 || !m_ring->cq_overflowed())
       break;
+    ++m_stats.cq_overflows;
     m_ring->submit_and_get_events();
   }
   return total;
@@ -235,6 +242,7 @@ void event_loop::fire_timers() noexcept {
   const clock::time_point now = clock::now();
   while (!m_timers.empty() && m_timers.top()->m_deadline <= now) {
     timer_node* t = m_timers.pop();
+    ++m_stats.timers_fired;
     t->m_fire(t, run_mode::run);
   }
 }

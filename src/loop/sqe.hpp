@@ -8,6 +8,13 @@
 
 #include "ring/ring.hpp"
 
+namespace saturn {
+/// The loop's private members that the submit helpers below touch.
+struct loop_access {
+  static void note_sq_full(event_loop* l) noexcept { ++l->m_stats.sq_full; }
+};
+}  // namespace saturn
+
 namespace saturn::detail {
 
 /// The SQE's user_data is the operation: its completion is one indirect call.
@@ -22,6 +29,7 @@ inline void tag(io_uring_sqe* sqe, operation* op) { io_uring_sqe_set_data64(sqe,
 ///       return detail::after_flush<&event_loop::submit_nop>(*m_ring, this, op);
 template <auto Submit, class... A>
 [[gnu::noinline, gnu::cold]] void after_flush(ring::uring& r, event_loop* l, A... a) {
+  loop_access::note_sq_full(l);
   r.make_room();
   (l->*Submit)(a...);
 }

@@ -7,6 +7,8 @@
 // list under a mutex, and fresh indices are taken 256 at a time from a global counter.
 #include <saturn/proc/detail/slot_table.hpp>
 
+#include "proc/proc_counters.hpp"
+
 #include <mutex>
 #include <new>
 #include <stdexcept>
@@ -84,6 +86,12 @@ void refill(std::vector<std::uint32_t>& items) {
 }
 
 }  // namespace
+
+std::uint32_t slots_handed_out() noexcept {
+  global_free& g = globals();
+  std::lock_guard lock(g.lock);
+  return g.next_fresh;
+}
 
 pid slot_acquire(promise_base* p) {
   std::vector<std::uint32_t>& items = t_free.items;

@@ -7,6 +7,8 @@
 
 #include <deque>
 
+#include "proc/proc_counters.hpp"
+
 namespace saturn {
 namespace {
 
@@ -60,8 +62,11 @@ process<supervisor_message> supervise(std::vector<child_spec> specs, supervisor_
     restarts.push_back(now);
     while (!restarts.empty() && now - restarts.front() > opts.period)
       restarts.pop_front();
-    if (restarts.size() > opts.intensity)
+    if (restarts.size() > opts.intensity) {
+      detail::g_supervisor_give_ups.fetch_add(1, std::memory_order_relaxed);
       give_up();
+    }
+    detail::g_supervisor_restarts.fetch_add(1, std::memory_order_relaxed);
     it->current = it->spec.start();
     self.link(it->current);
   }

@@ -20,6 +20,7 @@
 #pragma once
 
 #include <saturn/detail/atomic.hpp>
+#include <saturn/detail/owned_counter.hpp>
 #include <saturn/loop/detail/remote_queue.hpp>
 #include <saturn/sched/thread_pool.hpp>
 #include <saturn/sync/detail/spin_lock.hpp>
@@ -88,6 +89,31 @@ struct worker {
   std::int64_t spin_budget_ns = 0;  // owner only: io mode's adaptive idle spin (adapt_spin)
   live_slots live;  // the spawned tasks alive that this worker started
   std::thread thread;
+  /// Statistics (pool_stats.hpp): written by this worker only, with plain adds, on a
+  /// line of their own so a collector's reads never share a line with a thief's CAS.
+  struct counters_t {
+    owned_counter tasks_run, steal_attempts, steals, parks, wakeups;
+    atomic<std::int64_t> started_ns{0};
+    // The park time, read as one consistent pair (parked_ns, parked_since) under a
+    // seqlock the worker bumps around each update (odd while writing), so a reader sees
+    // the time parked so far including a park in progress, and busy time never runs
+    // backwards between two reads.
+    atomic<std::uint32_t> park_seq{0};
+    atomic<std::int64_t> parked_ns{0};
+    atomic<std::int64_t> parked_since{0};  // 0: not parked
+    /// Owner only: runs `update` inside the seqlock's write section.
+    template <class F>
+    void park_update(F update) noexcept {
+      const std::uint32_t s = park_seq.load(std::memory_order_relaxed);
+      park_seq.store(s + 1, std::memory_order_relaxed);
+      // ordering: release fence: a reader that sees the data written below also sees
+      // the odd sequence (Boehm's seqlock with atomics).
+      thread_fence(std::memory_order_release);
+      update();
+      park_seq.store(s + 2, std::memory_order_release);
+    }
+  };
+  alignas(64) counters_t counters;
 
   runnable* pop_yielded() noexcept { return yielded.pop(); }
   void push_yielded(runnable* r) noexcept { yielded.push(r); }
@@ -166,6 +192,7 @@ struct pool_impl {
   std::unique_ptr<std::latch> drained;   // every worker finished its I/O
   std::unique_ptr<std::latch> released;  // the pool discarded what was left; workers may exit
   blocking_pool blocking;
+  unsigned stats_id = 0;  ///< pool_stats::id (set when the pool registers, src/sched/pool_stats.cpp)
 
   void notify_one() noexcept;
   /// notify_one for work pushed by a worker onto its own queues: no fence. If the check
@@ -219,6 +246,10 @@ struct pool_impl {
 };
 
 extern thread_local worker* t_worker;
+
+/// Adds `p` to / removes it from the pools live_pool_stats() walks (under its lock).
+void register_pool_stats(pool_impl& p);
+void unregister_pool_stats(pool_impl& p) noexcept;
 
 /// Moves the older half of a full deque to the injection queue with one locked push. The
 /// items are claimed Batch at a time (one fence and one CAS each, not one per item: a

@@ -161,10 +161,13 @@ thread_pool::thread_pool(const pool_options& opts) : m_impl(std::make_unique<det
       std::rethrow_exception(e);
     }
   }
+  detail::register_pool_stats(p);
 }
 
 thread_pool::~thread_pool() {
   detail::pool_impl& p = *m_impl;
+  // First, so no metrics reader looks at a worker or a loop from here on.
+  detail::unregister_pool_stats(p);
   // 1. Stop and let every worker drain its ring.
   p.stopping.store(true, std::memory_order_seq_cst);
   for (auto& w : p.workers)

@@ -16,7 +16,10 @@ constexpr std::uint32_t k_fair_interval = 31;   // take the oldest local task in
 constexpr unsigned k_max_lifo_streak = 3;
 constexpr std::size_t k_inject_batch = 32;
 
-inline void run_one(runnable* r) noexcept { detail::run_runnable(r); }
+inline void run_one(worker& w, runnable* r) noexcept {
+  ++w.counters.tasks_run;
+  detail::run_runnable(r);
+}
 
 std::int64_t now_ns() noexcept {
   timespec ts;
@@ -102,7 +105,17 @@ runnable* take_injected(pool_impl& p, worker& w) noexcept {
   return first;
 }
 
+runnable* steal_round(pool_impl& p, worker& w, bool include_lifo) noexcept;
+
 runnable* steal_work(pool_impl& p, worker& w, bool include_lifo) noexcept {
+  ++w.counters.steal_attempts;
+  runnable* r = steal_round(p, w, include_lifo);
+  if (r != nullptr)
+    ++w.counters.steals;
+  return r;
+}
+
+runnable* steal_round(pool_impl& p, worker& w, bool include_lifo) noexcept {
   const unsigned nsub = p.submitter_count.load(std::memory_order_acquire);
   const unsigned sub_start = nsub != 0 ? w.next_random() % nsub : 0;
   for (unsigned k = 0; k < nsub; ++k) {
@@ -168,6 +181,7 @@ void leave_sleepers(pool_impl& p, worker& w) noexcept {
   // Unparked: each unparker counted us as searching once. We search for one of them; the
   // others' counts go back.
   if (const std::uint32_t n = w.unparks.exchange(0, std::memory_order_acq_rel); n != 0) {
+    ++w.counters.wakeups;
     w.searching = true;
     if (n > 1)
       p.num_searching.fetch_sub(n - 1, std::memory_order_seq_cst);
@@ -222,6 +236,10 @@ void park(pool_impl& p, worker& w) {
   // leave_sleepers() takes it over.
   if (!p.has_visible_work() && !w.inbox.nonempty_seq_cst() && !p.stopping.load(std::memory_order_seq_cst) &&
       w.unparks.load(std::memory_order_acquire) == 0) {
+    // Two clock reads per park (a park is a syscall and a context switch anyway).
+    ++w.counters.parks;
+    const std::int64_t parked_at = now_ns();
+    w.counters.park_update([&] { w.counters.parked_since.store(parked_at, std::memory_order_relaxed); });
     if (w.loop) {
       poll_io(p, w, true);  // sleeps in the ring: I/O, a timer, or notify() ends it
     } else {
@@ -229,6 +247,12 @@ void park(pool_impl& p, worker& w) {
       while (w.unparks.load(std::memory_order_acquire) == 0 && !p.stopping.load(std::memory_order_acquire))
         futex_wait(&w.unparks, 0);
     }
+    const std::int64_t woke_at = now_ns();
+    w.counters.park_update([&] {
+      auto& c = w.counters;
+      c.parked_ns.store(c.parked_ns.load(std::memory_order_relaxed) + (woke_at - parked_at), std::memory_order_relaxed);
+      c.parked_since.store(0, std::memory_order_relaxed);
+    });
   }
   leave_sleepers(p, w);
 }
@@ -293,6 +317,7 @@ void pool_impl::unpark(worker& w) noexcept {
 
 void pool_impl::worker_main(worker& w) {
   t_worker = &w;  // the loop (io mode) was created by the thread's start routine
+  w.counters.started_ns.store(now_ns(), std::memory_order_relaxed);
   const std::int64_t spin_ns = std::int64_t(opts.spin_before_park_us) * 1000;
   w.spin_budget_ns = spin_ns;
   std::int64_t idle_since = 0;  // io mode: when the current idle spell began (0: busy)
@@ -331,7 +356,7 @@ void pool_impl::worker_main(worker& w) {
         inject.push(r);
         break;
       }
-      run_one(r);
+      run_one(w, r);
       continue;
     }
     // Idle: search for a while (PAUSE between rounds), then park. Only searchers spin (at
@@ -373,7 +398,7 @@ void pool_impl::worker_main(worker& w) {
         inject.push(r);  // as above
         break;
       }
-      run_one(r);
+      run_one(w, r);
       continue;
     }
     // Found nothing: stop searching without the chained wake (waking a sleeper only to

@@ -66,6 +66,7 @@ struct route_match {
   route_params params;
   int status = 404;
   const route_options* options = nullptr;  ///< the route's options when fn is set
+  unsigned route = 0;                      ///< the route's index (router::route_pattern) when fn is set
 };
 
 namespace detail {
@@ -131,6 +132,11 @@ class router {
   /// answers for "*" itself. Allocates; meant for the rare 405 and OPTIONS answers.
   /// Read-only: any thread, like match.
   std::string allowed_methods(std::string_view path) const;
+  /// How many routes were added (route_match::route is below it). Read-only, like match.
+  std::size_t route_count() const noexcept { return m_routes.size(); }
+  /// The pattern route `i` was added with ("/delay/{ms}"): the server's metrics label
+  /// requests with it. Read-only, like match; `i` below route_count().
+  std::string_view route_pattern(std::size_t i) const noexcept { return m_routes[i].pattern; }
 
  private:
   struct segment {

@@ -73,6 +73,7 @@ struct server_options {
 namespace detail {
 struct connection_registry;
 struct conn_entry;
+struct server_metrics;
 }
 
 /// See the file comment.
@@ -136,6 +137,7 @@ class server {
   const router& m_router;
   server_options m_opts;
   std::unique_ptr<detail::connection_registry> m_registry;
+  std::unique_ptr<detail::server_metrics> m_metrics;  // counters in metrics::registry::global()
   semaphore m_slots;
   saturn::detail::atomic<std::int64_t> m_stop_ms{0};  // coarse ms of the first stop (0: not stopping)
   std::vector<int> m_listen_fds;  // the listeners being served (guarded by m_registry->mutex)

@@ -15,6 +15,7 @@
 #pragma once
 
 #include <saturn/detail/atomic.hpp>
+#include <saturn/detail/owned_counter.hpp>
 #include <saturn/loop/buf_ring.hpp>
 #include <saturn/loop/detail/op_pool.hpp>
 #include <saturn/loop/detail/remote_queue.hpp>
@@ -64,10 +65,17 @@ struct loop_options {
 };
 
 /// Counters for tests and diagnostics. Read on the loop thread.
+/// Threading: written by the loop's thread only (each field an owned_counter: a plain add,
+/// no read-modify-write); any thread may read them, which is how metrics collects them.
 struct loop_stats {
-  std::uint64_t enters = 0;        ///< io_uring_enter calls made by run_once
-  std::uint64_t completions = 0;   ///< CQEs dispatched to operations (counted per reaped batch)
-  std::uint64_t remote_wakes = 0;  ///< wake-ups sent to this loop by other threads
+  detail::owned_counter enters;          ///< io_uring_enter calls made by run_once
+  detail::owned_counter completions;     ///< CQEs dispatched to operations (counted per reaped batch)
+  detail::owned_counter remote_wakes;    ///< wake-ups sent to this loop by other threads
+  detail::owned_counter sqes_submitted;  ///< SQEs the kernel took (the sum of the enters' results)
+  detail::owned_counter sq_full;         ///< submissions that found the SQ full and flushed it first
+  detail::owned_counter cq_overflows;    ///< reaps that found completions kept aside (CQ overflow)
+  detail::owned_counter timers_armed;    ///< add_timer calls (loop-kept timers)
+  detail::owned_counter timers_fired;    ///< loop-kept timers that expired and fired
 };
 
 /// Something that must let go of a loop when the loop is destroyed (e.g. a socket's
@@ -245,6 +253,7 @@ class event_loop {
   /// Arms `t` to fire at or after `deadline`. `t` must not be armed already.
   void add_timer(timer_node* t, clock::time_point deadline) {
     t->m_deadline = deadline;
+    ++m_stats.timers_armed;
     m_timers.push(t);
   }
   /// Disarms `t`. Returns false if it was not armed (already fired or never armed).
@@ -357,6 +366,8 @@ class event_loop {
   void poll();
   void sleep();
   static void check_enter(int r);
+  /// check_enter, after adding an enter's submitted count (r > 0) to the stats.
+  void count_submitted(int r);
 
   std::unique_ptr<ring::uring> m_ring;
   // lifetime: declared after m_ring, so destroyed (unregistered) before the ring goes.

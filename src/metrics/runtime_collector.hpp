@@ -1,0 +1,11 @@
+// The collector of saturn's runtime statistics, added to registry::global().
+#pragma once
+
+#include <saturn/metrics/registry.hpp>
+
+namespace saturn::metrics::detail {
+
+/// Renders live_pool_stats() (workers, rings, timers) and the frame allocator's bytes.
+collector runtime_collector();
+
+}  // namespace saturn::metrics::detail
