@@ -14,6 +14,7 @@
 #include <system_error>
 
 #include "http/client_conn.hpp"
+#include "net/stable_text.hpp"
 
 namespace saturn::http {
 
@@ -82,33 +83,18 @@ conn_lease::~conn_lease() {
 
 namespace {
 
+/// A process-lifetime text for an error (error::operation is a const char*).
+const char* stable(std::string s) { return net::detail::stable_text(std::move(s), "http client"); }
+
 using detail::client_conn;
 using detail::conn_lease;
 
-bool ieq(std::string_view a, std::string_view b) noexcept {
-  if (a.size() != b.size())
-    return false;
-  for (std::size_t i = 0; i < a.size(); ++i)
-    if ((a[i] | 0x20) != (b[i] | 0x20))
-      return false;
-  return true;
-}
-
-/// A stable C string for an error's text (error::operation is a const char*): the
-/// distinct texts are few (per origin and failure kind).
-const char* intern(std::string s) {
-  static std::mutex mu;
-  static auto* strings = new std::set<std::string>;  // never destroyed
-  std::lock_guard lock(mu);
-  return strings->insert(std::move(s)).first->c_str();
-}
-
 error with_context(const error& e, const std::string& what) {
-  return error{e.code, intern("http client: " + what + ": " + e.operation)};
+  return error{e.code, stable("http client: " + what + ": " + e.operation)};
 }
 
 error framing_error(const std::string& origin, const char* why) {
-  return error{std::make_error_code(std::errc::protocol_error), intern("http client: " + origin + ": " + why)};
+  return error{std::make_error_code(std::errc::protocol_error), stable("http client: " + origin + ": " + why)};
 }
 
 bool idempotent(std::string_view m) noexcept {
@@ -203,8 +189,8 @@ std::string request_head(const client_request& req, const url& u, const client_o
   h += "\r\n";
   bool has_ua = false, has_ae = false;
   for (const auto& [n, v] : req.headers) {
-    has_ua = has_ua || ieq(n, "user-agent");
-    has_ae = has_ae || ieq(n, "accept-encoding");
+    has_ua = has_ua || iequals(n, "user-agent");
+    has_ae = has_ae || iequals(n, "accept-encoding");
     h += n;
     h += ": ";
     h += v;
@@ -267,7 +253,7 @@ task<result<void>> response_stream::fill() {
         d.total += m_pending.size() - before;
         if (d.total > d.max_body)
           co_return error{std::make_error_code(std::errc::file_too_large),
-                          intern("http client: " + d.origin + ": the body is over max_body")};
+                          stable("http client: " + d.origin + ": the body is over max_body")};
       }
       if (st.done) {
         if (d.coded) {
@@ -363,7 +349,7 @@ std::size_t client::idle_connections() const noexcept {
 
 std::string_view client_response::header(std::string_view name) const noexcept {
   for (const auto& [n, v] : headers)
-    if (ieq(n, name))
+    if (iequals(n, name))
       return v;
   return {};
 }
@@ -443,7 +429,7 @@ task<result<response_stream>> client::send_once(const client_request& req, const
     if (*n == 0) {
       retryable = reused && !any_byte;
       co_return error{std::make_error_code(std::errc::connection_reset),
-                      intern("http client: " + key + ": the connection closed before the answer")};
+                      stable("http client: " + key + ": the connection closed before the answer")};
     }
   }
   response_head h = std::move(parser.head());
@@ -452,7 +438,7 @@ task<result<response_stream>> client::send_once(const client_request& req, const
   rs.m_dec->timeout = o.timeout;
   rs.m_dec->origin = key;
   if (o.decompress && rs.m_head.framing != body_framing::none) {
-    if (const std::string_view ce = rs.m_head.get("content-encoding"); !ce.empty() && !ieq(ce, "identity")) {
+    if (const std::string_view ce = rs.m_head.get("content-encoding"); !ce.empty() && !iequals(ce, "identity")) {
       const auto coding = parse_coding(ce);
       if (!coding)
         co_return framing_error(key, "a Content-Encoding the client cannot decode");

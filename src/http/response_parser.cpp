@@ -10,21 +10,6 @@ namespace saturn::http {
 
 namespace {
 
-bool ieq(std::string_view a, std::string_view b) noexcept {
-  if (a.size() != b.size())
-    return false;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    char x = a[i], y = b[i];
-    if (x >= 'A' && x <= 'Z')
-      x = static_cast<char>(x + 32);
-    if (y >= 'A' && y <= 'Z')
-      y = static_cast<char>(y + 32);
-    if (x != y)
-      return false;
-  }
-  return true;
-}
-
 std::string_view trim_ows(std::string_view v) noexcept {
   while (!v.empty() && (v.front() == ' ' || v.front() == '\t'))
     v.remove_prefix(1);
@@ -111,14 +96,14 @@ bool valid_chunk_ext(std::string_view v) noexcept {
 
 std::string_view response_head::get(std::string_view name) const noexcept {
   for (const auto& [n, v] : fields)
-    if (ieq(n, name))
+    if (iequals(n, name))
       return v;
   return {};
 }
 
 bool response_head::has(std::string_view name) const noexcept {
   for (const auto& f : fields)
-    if (ieq(f.first, name))
+    if (iequals(f.first, name))
       return true;
   return false;
 }
@@ -220,7 +205,7 @@ parse_status response_parser::parse_lines(const char* data, std::size_t end, boo
     for (char c : name)
       if (!is_tchar(c))
         return fail("field name is not a token (or whitespace before the colon)");
-    if (ieq(name, "content-length") && line.find('\t', colon) != std::string_view::npos)
+    if (iequals(name, "content-length") && line.find('\t', colon) != std::string_view::npos)
       return fail("invalid Content-Length");  // HTAB is OWS, but llhttp refuses it here: so do we
     if (m_head.fields.size() >= m_limits.max_fields)
       return fail("too many header fields");
@@ -233,12 +218,12 @@ parse_status response_parser::decide_framing(bool head_request) {
   bool close = false, keep = false, chunked_last = false, has_te = false, has_len = false;
   std::uint64_t length = 0;
   for (const auto& [n, v] : m_head.fields) {
-    if (ieq(n, "connection")) {
+    if (iequals(n, "connection")) {
       for_each_token(v, [&](std::string_view t) {
-        close = close || ieq(t, "close");
-        keep = keep || ieq(t, "keep-alive");
+        close = close || iequals(t, "close");
+        keep = keep || iequals(t, "keep-alive");
       });
-    } else if (ieq(n, "transfer-encoding")) {
+    } else if (iequals(n, "transfer-encoding")) {
       has_te = true;
       // An empty element ("chunked,") is refused: peers disagree on what it means
       // (llhttp: not chunked), and framing ambiguity is what smuggling is made of.
@@ -247,12 +232,12 @@ parse_status response_parser::decide_framing(bool head_request) {
         const std::string_view t = trim_ows(rest.substr(0, comma));
         if (t.empty())
           return fail("an empty element in Transfer-Encoding");
-        chunked_last = ieq(t, "chunked");
+        chunked_last = iequals(t, "chunked");
         if (comma == std::string_view::npos)
           break;
         rest.remove_prefix(comma + 1);
       }
-    } else if (ieq(n, "content-length")) {
+    } else if (iequals(n, "content-length")) {
       if (!parse_length(v, length, has_len))
         return fail("invalid Content-Length");
     }

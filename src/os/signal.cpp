@@ -12,6 +12,8 @@
 #include <saturn/sync/event.hpp>
 #include <saturn/task/io.hpp>
 
+#include "net/stable_text.hpp"
+
 #include <sys/signalfd.h>
 #include <pthread.h>
 #include <signal.h>
@@ -21,7 +23,6 @@
 #include <cstring>
 #include <memory>
 #include <mutex>
-#include <set>
 #include <span>
 #include <string>
 #include <system_error>
@@ -56,6 +57,9 @@ hub& the_hub() {
   return *h;
 }
 
+/// A process-lifetime text for an error (error::operation is a const char*).
+const char* stable(std::string s) { return net::detail::stable_text(std::move(s), "signal_set"); }
+
 const char* name_of(int sig) {
   const char* abbrev = sigabbrev_np(sig);
   return abbrev != nullptr ? abbrev : "?";
@@ -74,18 +78,9 @@ const char* refuse(int sig) {
   return nullptr;
 }
 
-/// A stable C string for an error's text (error::operation is a const char*). The set is
-/// bounded: a few messages for each of 64 signals.
-const char* intern(std::string s) {
-  static std::mutex mu;
-  static std::set<std::string>* strings = new std::set<std::string>;  // never destroyed
-  std::lock_guard lock(mu);
-  return strings->insert(std::move(s)).first->c_str();
-}
-
 error invalid(const char* what, int sig, const char* why) {
   return error{std::make_error_code(std::errc::invalid_argument),
-               intern(std::string(what) + ": signal " + std::to_string(sig) + " " + why)};
+               stable(std::string(what) + ": signal " + std::to_string(sig) + " " + why)};
 }
 
 }  // namespace
@@ -113,7 +108,7 @@ result<signal_set> signal_set::make(std::initializer_list<int> signals) {
       return invalid("signal_set", s, why);
     if (sigismember(&blocked, s) != 1)
       return error{std::make_error_code(std::errc::invalid_argument),
-                   intern("signal_set: " + sig_name(s) +
+                   stable("signal_set: " + sig_name(s) +
                           " is not blocked in this thread, so the kernel would not keep it for the signalfd: call "
                           "saturn::os::block_signals({SIG" +
                           name_of(s) + "}) in main() before starting the runtime")};
