@@ -3,7 +3,7 @@
 // `co_await client.get(url)` on one shared http::client (max_connections_per_host = C,
 // so every task keeps its own keep-alive connection), for D seconds. Every answer is
 // checked: status 200 and the exact body (--body, default "Hello, World!"); anything else
-// counts as an error. Prints one JSON line (BENCH-CONTRACT.md conventions) with the
+// counts as an error. Prints one JSON line (the conventions of docs/workloads.md) with the
 // requests done, the errors, the wall time and the process's own user+sys CPU over the
 // measured window (getrusage RUSAGE_SELF), so CPU per request = (user+sys)/requests.
 //

@@ -16,7 +16,7 @@
 
 namespace saturn::detail {
 
-std::atomic<slot*> g_slot_chunks[slot_chunk_count];
+saturn::detail::atomic<slot*> g_slot_chunks[slot_chunk_count];
 
 namespace {
 

@@ -28,11 +28,11 @@
 namespace saturn {
 namespace detail {
 
-void futex_wait_while_zero(std::atomic<std::uint32_t>* word) noexcept {
+void futex_wait_while_zero(saturn::detail::atomic<std::uint32_t>* word) noexcept {
   while (word->load(std::memory_order_acquire) == 0)
     futex_wait(word, 0);
 }
-void futex_wake_all(std::atomic<std::uint32_t>* word) noexcept { futex_wake(word, 1 << 30); }
+void futex_wake_all(saturn::detail::atomic<std::uint32_t>* word) noexcept { futex_wake(word, 1 << 30); }
 
 void die_block_on_from_worker() noexcept {
   std::fprintf(stderr,

@@ -22,6 +22,8 @@
 #include <saturn/task/scheduler.hpp>
 #include <saturn/task/task.hpp>
 
+#include <saturn/detail/atomic.hpp>
+
 #include <atomic>
 #include <functional>
 #include <memory>
@@ -216,15 +218,15 @@ class thread_pool final : public scheduler {
 
 namespace detail {
 
-void futex_wait_while_zero(std::atomic<std::uint32_t>* word) noexcept;
-void futex_wake_all(std::atomic<std::uint32_t>* word) noexcept;
+void futex_wait_while_zero(saturn::detail::atomic<std::uint32_t>* word) noexcept;
+void futex_wake_all(saturn::detail::atomic<std::uint32_t>* word) noexcept;
 [[noreturn]] void die_block_on_from_worker() noexcept;
 
 /// Completion state shared by block_on's caller and the task.
 template <class T>
 struct block_on_state {
   std::optional<task_result<T>> result;
-  std::atomic<std::uint32_t> done{0};
+  saturn::detail::atomic<std::uint32_t> done{0};
 };
 
 template <class T>
@@ -252,7 +254,7 @@ template <class R>
 struct blocking_state {
   std::optional<task_result<R>> result;
   promise_base* waiter = nullptr;
-  std::atomic<std::uint32_t> state{0};  // 1: result ready, 2: waiter registered
+  saturn::detail::atomic<std::uint32_t> state{0};  // 1: result ready, 2: waiter registered
 };
 
 /// Awaits the result of a spawn_blocking call.

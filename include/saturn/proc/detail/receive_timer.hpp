@@ -11,6 +11,8 @@
 #include <saturn/loop/event_loop.hpp>
 #include <saturn/proc/pid.hpp>
 
+#include <saturn/detail/atomic.hpp>
+
 #include <atomic>
 #include <chrono>
 
@@ -20,7 +22,7 @@ struct receive_timer : timer_node {
   pid m_target;
   std::uint32_t m_seq = 0;
   event_loop* m_loop = nullptr;
-  std::atomic<int> m_refs{2};
+  saturn::detail::atomic<int> m_refs{2};
   struct disarm_node : runnable {
     receive_timer* self;
   } m_disarm;

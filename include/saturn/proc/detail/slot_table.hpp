@@ -46,17 +46,17 @@ enum : std::uint32_t {
 
 /// One entry of the pid table (32 bytes).
 struct slot {
-  std::atomic<std::uint64_t> m_word{inbox_tag(1) | inbox_dead};
+  saturn::detail::atomic<std::uint64_t> m_word{inbox_tag(1) | inbox_dead};
   promise_base* m_proc = nullptr;  ///< the process; read only by whoever wakes it
-  std::atomic<std::uint32_t> m_gen{1};
-  std::atomic<std::uint32_t> m_flags{0};
-  std::atomic<slot_aux*> m_aux{nullptr};  ///< links, monitors, bound; created on first use
+  saturn::detail::atomic<std::uint32_t> m_gen{1};
+  saturn::detail::atomic<std::uint32_t> m_flags{0};
+  saturn::detail::atomic<slot_aux*> m_aux{nullptr};  ///< links, monitors, bound; created on first use
 };
 static_assert(sizeof(slot) == 32);
 
 inline constexpr unsigned slot_chunk_shift = 12;  // 4096 slots (128 KiB) per chunk
 inline constexpr unsigned slot_chunk_count = 1u << 14;  // up to 64 Mi processes
-extern std::atomic<slot*> g_slot_chunks[slot_chunk_count];
+extern saturn::detail::atomic<slot*> g_slot_chunks[slot_chunk_count];
 
 /// The slot of `index`, or nullptr if no process ever had it. Any thread.
 inline slot* slot_at(std::uint32_t index) noexcept {

@@ -16,6 +16,8 @@
 #include <saturn/loop/event_loop.hpp>
 #include <saturn/task/detail/promise_base.hpp>
 
+#include <saturn/detail/atomic.hpp>
+
 #include <atomic>
 #include <memory>
 #include <optional>
@@ -111,7 +113,7 @@ class cancellable {
     static void* operator new(std::size_t n) { return frame_allocate(n); }
     static void operator delete(void* p, std::size_t n) noexcept { frame_deallocate(p, n); }
   };
-  std::atomic<std::uint8_t> m_state{idle};
+  saturn::detail::atomic<std::uint8_t> m_state{idle};
   posted_node m_node;
   std::unique_ptr<callback_box> m_callback;
 };
