@@ -32,6 +32,7 @@
 #include "http/conn_io.hpp"
 #include "http/connection_registry.hpp"
 #include "http/server_metrics.hpp"
+#include "http/unrouted.hpp"
 
 #include <sys/socket.h>
 
@@ -45,24 +46,8 @@ namespace saturn::http {
 
 namespace {
 
-/// The answer to a request no handler serves (`status` is the router's 404 / 405 / 501).
-/// `path` is the normalized path the router saw.
-response unrouted(const router& r, const request& req, std::string_view path, int status) {
-  if (req.path == "*") {
-    // OPTIONS * (the parser allows '*' with OPTIONS only): the server's methods, no body
-    // (RFC 9110 §9.3.7).
-    response resp;
-    resp.content_type = text_value{};
-    resp.add_header("Allow", r.allowed_methods("*"));
-    return resp;
-  }
-  if (req.path.front() != '/')
-    status = 501;  // authority-form: CONNECT; no tunnels here
-  response resp(status, "text/plain", std::string(reason_phrase(status)));
-  if (status == 405)
-    resp.add_header("Allow", r.allowed_methods(path));  // RFC 9110 §15.5.6: MUST
-  return resp;
-}
+/// What an HTTP/2 client sends first (RFC 9113 §3.4).
+constexpr std::string_view h2_preface = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
 
 /// One read into `in`: a chunk of the multishot receive copied in (plain TCP only), or one
 /// receive into the buffer's free space. False at end of stream, on error, or past the
@@ -298,14 +283,14 @@ class conn_writer final : public body_writer {
 
 }  // namespace
 
-task<void> server::serve_connection(net::tcp_stream s) {
+task<void> server::serve_connection(net::tcp_stream s, cleartext protocols) {
   detail::conn_entry entry;
   entry.fd = s.fd();
   entry.set(detail::conn_state::idle, detail::coarse_now_ms());
   m_registry->add(&entry);
   m_metrics->accepted->inc();
   detail::plain_io io{s};
-  auto run = run_connection(io, entry);
+  auto run = run_connection(io, entry, protocols);
   co_await std::move(run);
   m_metrics->closed->inc();
   // lifetime: serve() returns (and the server may be destroyed) once the registry is
@@ -332,8 +317,13 @@ task<void> server::serve_tls_connection(net::tcp_stream s, const tls::context* c
     if (shaken) {
       entry.set(detail::conn_state::idle, detail::coarse_now_ms());
       detail::tls_io io{*t};
-      auto run = run_connection(io, entry);
-      co_await std::move(run);
+      if (t->alpn() == "h2") {
+        auto run = run_h2(io, entry, {});
+        co_await std::move(run);
+      } else {
+        auto run = run_connection(io, entry, cleartext::http1);
+        co_await std::move(run);
+      }
     }
   }
   m_metrics->closed->inc();
@@ -347,7 +337,7 @@ task<void> server::serve_tls_connection(net::tcp_stream s, const tls::context* c
 }
 
 template <class Io>
-task<void> server::run_connection(Io& io, detail::conn_entry& entry) {
+task<void> server::run_connection(Io& io, detail::conn_entry& entry, cleartext protocols) {
   const parser_limits& limits = m_opts.limits;
   detail::conn_buffer in(m_opts.read_buffer, limits.max_head + 2 * limits.max_body + 32 * 1024);
   request_parser parser(limits);
@@ -360,6 +350,9 @@ task<void> server::run_connection(Io& io, detail::conn_entry& entry) {
   detail::server_metrics& stats = *m_metrics;
 
   const bool streams = m_router.streams_bodies();
+  // The first bytes of a cleartext connection decide between HTTP/1.1 and h2c (the
+  // preface); until enough of them are in, nothing is parsed.
+  bool sniff = protocols != cleartext::http1;
   // Runs a matched route's handler under the stop context; nullopt if it threw.
   auto call = [&](const route_match& m, request& req) -> task<std::optional<response>> {
     req.m_params = &m.params;  // lifetime: m outlives the handler's task (the caller's block)
@@ -394,7 +387,25 @@ task<void> server::run_connection(Io& io, detail::conn_entry& entry) {
 
   while (open) {
     bool completed_any = false;
-    for (;;) {
+    if (sniff) {
+      const std::string_view preface = h2_preface;
+      const std::size_t n = std::min(in.size(), preface.size());
+      if (std::string_view(in.data(), n) != preface.substr(0, n)) {
+        sniff = false;  // HTTP/1.1
+        if (protocols == cleartext::h2c) {
+          write_error(out, 505, "this port speaks HTTP/2 only (prior knowledge: start with the HTTP/2 preface)",
+                      m_opts.server_name);
+          stats.count(stats.unmatched_route, 505);
+          open = false;
+        }
+      } else if (n == preface.size()) {
+        std::span<const std::byte> got(reinterpret_cast<const std::byte*>(in.data()), in.size());
+        auto run = run_h2(io, entry, got);
+        co_await std::move(run);
+        co_return;
+      }
+    }
+    for (; !sniff && open;) {
       if (streams && !parser.head_complete() && parser.parse_head(in.data(), in.size()) == parse_status::complete) {
         request& hreq = parser.get();
         route_match pre = m_router.match(hreq.method, normalize_path(hreq.path, path_scratch));
@@ -520,7 +531,7 @@ task<void> server::run_connection(Io& io, detail::conn_entry& entry) {
           open = false;
         }
       } else {
-        const response answer = unrouted(m_router, req, path, m.status);
+        const response answer = detail::unrouted(m_router, req, path, m.status);
         write_response(out, answer, wo, m_opts.server_name);
         stats.count(stats.unmatched_route, answer.status);
       }

@@ -30,10 +30,11 @@ task<void> watch_signals(const os::shutdown_signals& sigs, server& srv) {
 struct bound {
   net::tcp_listener listener;
   const tls::context* tls = nullptr;
+  cleartext plain = cleartext::http1_and_h2c;
 };
 
 task<int> serve_one(server& srv, bound& b, result<void>& outcome) {
-  auto served = b.tls != nullptr ? srv.serve(b.listener, *b.tls) : srv.serve(b.listener);
+  auto served = b.tls != nullptr ? srv.serve(b.listener, *b.tls) : srv.serve(b.listener, b.plain);
   auto r = co_await std::move(served);
   if (!r)
     outcome = r.err();
@@ -124,7 +125,7 @@ result<void> serve(thread_pool& pool, const router& routes, std::span<const endp
     auto local = got->front().local_address();
     listening.push_back(local ? *local : ep.addr);
     for (auto& l : *got)
-      ls.push_back(bound{std::move(l), ep.tls ? &*ep.tls : nullptr});
+      ls.push_back(bound{std::move(l), ep.tls ? &*ep.tls : nullptr, ep.plain});
   }
   std::optional<os::shutdown_signals> sigs;
   if (opts.stop_on_signals) {

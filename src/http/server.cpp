@@ -80,16 +80,20 @@ task<void> server::sweep() {
   }
 }
 
-task<result<void>> server::serve(net::tcp_listener& listener) { return serve_on(listener, nullptr); }
+task<result<void>> server::serve(net::tcp_listener& listener) { return serve_on(listener, nullptr, m_opts.plain); }
+
+task<result<void>> server::serve(net::tcp_listener& listener, cleartext protocols) {
+  return serve_on(listener, nullptr, protocols);
+}
 
 task<result<void>> server::serve(net::tcp_listener& listener, const tls::context& tls) {
   if (!tls.is_server())
     co_return error{std::make_error_code(std::errc::invalid_argument), "https serve: not a TLS server context"};
-  auto served = serve_on(listener, &tls);
+  auto served = serve_on(listener, &tls, m_opts.plain);
   co_return co_await std::move(served);
 }
 
-task<result<void>> server::serve_on(net::tcp_listener& listener, const tls::context* tls) {
+task<result<void>> server::serve_on(net::tcp_listener& listener, const tls::context* tls, cleartext protocols) {
   task_context& ctx = co_await this_task::context();
   task_context& root = ctx.sched->root_context();
   // The first serve() of a server sets up the handlers' context and starts the sweeper;
@@ -135,7 +139,7 @@ task<result<void>> server::serve_on(net::tcp_listener& listener, const tls::cont
     if (tls != nullptr)
       spawn_in(root, serve_tls_connection(std::move(*accepted), tls)).detach();
     else
-      spawn_in(root, serve_connection(std::move(*accepted))).detach();
+      spawn_in(root, serve_connection(std::move(*accepted), protocols)).detach();
   }
   begin_stop();
   {

@@ -1,7 +1,9 @@
 /// \file
-/// An HTTP/1.1 request as the parser leaves it: every string is a view into the
-/// connection's receive buffer (zero-copy), valid until the connection reads or compacts
-/// that buffer again — i.e. for as long as the request's handler runs.
+/// An HTTP request (HTTP/1.1 as the parser leaves it, or one HTTP/2 stream's): every
+/// string is a view into the connection's memory (for HTTP/1.1 its receive buffer, with no
+/// copy; for HTTP/2 the stream's decoded fields), valid for as long as the request's
+/// handler runs. HTTP/2's `:authority` appears as a `host` field when the request has
+/// none; its other pseudo-fields are method, target and path.
 #pragma once
 
 #include <saturn/http/query.hpp>
@@ -14,6 +16,10 @@
 #include <string_view>
 
 namespace saturn::http {
+
+namespace detail {
+class h2_session;
+}  // namespace detail
 
 /// One header field: name as received (compare with iequals), value without surrounding OWS.
 struct header_field {
@@ -52,6 +58,7 @@ class request {
   /// (normalize_path in router.hpp).
   std::string_view path;
   std::string_view raw_query;  ///< after '?', without it, still encoded; empty if none
+  std::uint8_t version_major = 1;  ///< 2 for HTTP/2 (then version_minor is 0)
   std::uint8_t version_minor = 1;  ///< 0 for HTTP/1.0, 1 for HTTP/1.1
   bool keep_alive = true;          ///< the connection stays open after the response
   bool chunked = false;            ///< the body came with Transfer-Encoding: chunked
@@ -80,6 +87,7 @@ class request {
  private:
   friend class request_parser;
   friend class server;
+  friend class detail::h2_session;
   inline static const route_params k_no_params{};
   const route_params* m_params = nullptr;
   mutable request_body m_body;

@@ -37,6 +37,7 @@
 namespace saturn::http {
 
 namespace detail {
+class h2_session;
 /// Where a streamed body's bytes come from: the connection implements it.
 struct body_source {
   /// The next decoded piece of the body (a view into the connection's window, valid until
@@ -74,6 +75,7 @@ class request_body {
  private:
   friend class request_parser;
   friend class server;
+  friend class detail::h2_session;
   void reset_buffered(std::string_view v, std::optional<std::uint64_t> length) noexcept {
     m_view = v;
     m_length = length;

@@ -46,10 +46,14 @@ struct serve_options : server_options {
   std::function<void(const net::address&)> on_listening{};
 };
 
-/// One address served: plain HTTP/1.1, or HTTPS when `tls` holds a server context.
+/// One address served: cleartext HTTP/1.1 and h2c, or HTTPS (HTTP/1.1 and, by ALPN, HTTP/2) when
+/// `tls` holds a server context.
 struct endpoint {
   net::address addr;
   std::optional<tls::context> tls{};
+  /// What a cleartext endpoint speaks (HTTP/1.1 and h2c by default; cleartext::h2c for an
+  /// HTTP/2-only port). Ignored with `tls` (ALPN chooses there).
+  cleartext plain = cleartext::http1_and_h2c;
 };
 
 /// Serves `routes` on `addr` with `pool` until a stop (see serve_options) and returns

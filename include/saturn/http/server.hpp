@@ -23,6 +23,7 @@
 /// worker, runs one serve() on each and stops on SIGINT / SIGTERM.
 #pragma once
 
+#include <saturn/http/h2_options.hpp>
 #include <saturn/http/parser.hpp>
 #include <saturn/http/router.hpp>
 #include <saturn/net/tcp_listener.hpp>
@@ -36,6 +37,7 @@
 #include <chrono>
 #include <cstddef>
 #include <memory>
+#include <span>
 #include <stop_token>
 #include <string>
 #include <vector>
@@ -68,6 +70,10 @@ struct server_options {
   /// Try a non-blocking send(2) from the connection's task before the ring's send: a batch
   /// that fits the socket buffer (the usual case) then costs no CQE and no task wake.
   bool direct_send = true;
+  /// What serve(listener) speaks on a cleartext listener (HTTP/1.1 and h2c by default).
+  cleartext plain = cleartext::http1_and_h2c;
+  /// HTTP/2's limits and windows (h2_options.hpp).
+  h2_options h2{};
 };
 
 namespace detail {
@@ -96,9 +102,13 @@ class server {
   /// the connection limit, the timeouts and stop(); each returns once every connection has
   /// ended. All serve() calls run on the same scheduler.
   task<result<void>> serve(net::tcp_listener& listener);
+  /// As serve(listener), speaking `protocols` on it instead of options().plain (one
+  /// server may serve an HTTP/1.1 port and an h2c-only one).
+  task<result<void>> serve(net::tcp_listener& listener, cleartext protocols);
   /// As serve(listener), over TLS: every connection accepted from `listener` handshakes
   /// with `tls` (a server context; the header timeout bounds the handshake) before its
-  /// first request. ALPN, if the context has a list, must offer "http/1.1". A response
+  /// first request. With "h2" in the context's ALPN list, a client that picks it is
+  /// served HTTP/2; with no ALPN list, or "http/1.1" picked, HTTP/1.1. A response
   /// that switches protocols (101) cannot be sent over TLS yet and becomes 501. `tls` must
   /// outlive the call. Plain and TLS listeners may be served by one server.
   task<result<void>> serve(net::tcp_listener& listener, const tls::context& tls);
@@ -112,13 +122,17 @@ class server {
   const server_options& options() const noexcept { return m_opts; }
 
  private:
-  task<result<void>> serve_on(net::tcp_listener& listener, const tls::context* tls);
-  task<void> serve_connection(net::tcp_stream s);
+  task<result<void>> serve_on(net::tcp_listener& listener, const tls::context* tls, cleartext protocols);
+  task<void> serve_connection(net::tcp_stream s, cleartext protocols);
   task<void> serve_tls_connection(net::tcp_stream s, const tls::context* ctx);
   /// One connection's protocol over its transport (src/http/conn_io.hpp), defined and
   /// instantiated in connection.cpp.
   template <class Io>
-  task<void> run_connection(Io& io, detail::conn_entry& entry);
+  task<void> run_connection(Io& io, detail::conn_entry& entry, cleartext protocols);
+  /// One HTTP/2 connection over its transport, `in` holding what was received already
+  /// (src/http/h2_connection.cpp).
+  template <class Io>
+  task<void> run_h2(Io& io, detail::conn_entry& entry, std::span<const std::byte> received);
   task<void> sweep();
   /// Records the time of the first stop (the start of stop_grace); stopping() from then
   /// on. Any thread.

@@ -1,0 +1,190 @@
+// One HTTP/2 connection (server::run_h2): a connection task that alone drives the
+// nghttp2 session (h2_session.hpp), a receive task, and one task per stream's handler,
+// all in one task group, so the connection cannot end while any of them runs.
+//
+//   receive task:    recv into its buffer (over TLS: wait for ciphertext) → mark it full,
+//                    wake the connection task → wait until the buffer was fed;
+//   connection task: wake → feed the received bytes to nghttp2 (their frames open
+//                    streams and complete requests) → start the handler of each request
+//                    that is complete → submit the answers handlers posted → send what
+//                    nghttp2 produced (one send for everything pending: many streams'
+//                    answers leave together) → wait for the next wake;
+//   stream tasks:    run the handler under the stream's own stop token (a client's
+//                    RST_STREAM, the server's stop and the connection's end cancel it),
+//                    then post the answer (h2_stream.cpp).
+//
+// Waiting for bytes and for handlers at once is why the receive is its own task; it only
+// ever touches the socket (over TLS, the stream's ciphertext buffer: wait_readable), while
+// decryption, nghttp2 and sends all happen on the connection task, so OpenSSL's and
+// nghttp2's state each have one user at a time.
+//
+// The sweeper sees a connection with a handler running as busy, one with streams open and
+// none running as reading (the header timeout: a client that opens a stream and never
+// finishes it), one with no stream as idle (the idle timeout). At the server's stop the
+// connection sends GOAWAY with the last stream it took, cancels the handlers in flight
+// (their answers still go out), and closes once every stream is done — or when stop_grace
+// has passed (the sweeper shuts the socket down).
+#include <saturn/http/server.hpp>
+#include <saturn/detail/atomic.hpp>
+#include <saturn/task/task_group.hpp>
+
+#include "http/conn_io.hpp"
+#include "http/connection_registry.hpp"
+#include "http/h2_session.hpp"
+#include "http/server_metrics.hpp"
+
+#include <memory>
+#include <stop_token>
+
+namespace saturn::http {
+
+namespace {
+
+/// The receive task's buffer, handed to the connection task and back.
+struct h2_rx {
+  explicit h2_rx(std::size_t size) : buf(new std::byte[size]), cap(size) {}
+  std::unique_ptr<std::byte[]> buf;
+  std::size_t cap;
+  std::size_t n = 0;  // bytes received (plain), or 1 = ciphertext is there (TLS); 0: the end
+  saturn::detail::atomic<bool> full{false};  // the connection task owns buf and n
+  event go;                                  // set when the receive task may receive again
+};
+
+template <class Io>
+task<void> h2_receive(Io& io, h2_rx& rx, detail::h2_session& s) {
+  for (;;) {
+    std::size_t n = 0;
+    if constexpr (Io::tls) {
+      auto wait = io.t.wait_readable();
+      auto ready = co_await std::move(wait);
+      n = ready ? 1 : 0;
+    } else {
+      auto rv = io.recv(std::span<std::byte>(rx.buf.get(), rx.cap));
+      auto got = co_await rv;
+      n = got ? *got : 0;
+    }
+    rx.n = n;
+    // ordering: release publishes buf and n to the connection task's acquire load.
+    rx.full.store(true, std::memory_order_release);
+    s.wake.set();
+    if (n == 0)
+      co_return;
+    auto w = co_await rx.go.wait();
+    if (!w)
+      co_return;
+    rx.go.reset();
+  }
+}
+
+}  // namespace
+
+template <class Io>
+task<void> server::run_h2(Io& io, detail::conn_entry& entry, std::span<const std::byte> received) {
+  detail::server_metrics& stats = *m_metrics;
+  detail::h2_session sess(m_router, m_opts.limits, m_opts.h2, m_opts.server_name, stats, m_stop_ctx);
+  if (!sess.ok())
+    co_return;
+  h2_rx rx(std::max<std::size_t>(m_opts.read_buffer, 16 * 1024));
+  std::unique_ptr<std::byte[]> plain;  // TLS: decrypted bytes
+  if constexpr (Io::tls)
+    plain.reset(new std::byte[16 * 1024]);
+  saturn::detail::atomic<bool> stop_seen{false};
+  // At the server's stop: GOAWAY, then the streams in flight finish (within stop_grace:
+  // the connection counts as busy from here, so the sweeper grants it).
+  auto on_stop_fn = [&]() noexcept {
+    entry.set(detail::conn_state::busy, detail::coarse_now_ms());
+    // ordering: release pairs with the connection task's acquire; the wake orders too.
+    stop_seen.store(true, std::memory_order_release);
+    sess.wake.set();
+  };
+  std::stop_callback<decltype(on_stop_fn)> on_stop(m_stop_ctx.token, on_stop_fn);
+  bool fine = sess.receive(received);  // the preface (and what came with it), if sniffed
+  bool peer_gone = false, broken = false;
+
+  auto body = [&](task_group& g) -> task<void> {
+    g.spawn(h2_receive(io, rx, sess));
+    std::string out;
+    bool stop_sent = false;
+    detail::conn_state shown = detail::conn_state::idle;
+    entry.set(shown, detail::coarse_now_ms());
+    for (;;) {
+      sess.wake.reset();
+      if (!stop_sent && stop_seen.load(std::memory_order_acquire)) {
+        sess.begin_stop();
+        stop_sent = true;
+      }
+      // ordering: acquire pairs with the receive task's release (buf and n).
+      if (fine && rx.full.load(std::memory_order_acquire)) {
+        rx.full.store(false, std::memory_order_relaxed);
+        if (rx.n == 0) {
+          peer_gone = true;
+        } else if constexpr (Io::tls) {
+          auto rv = io.t.read(std::span<std::byte>(plain.get(), 16 * 1024));
+          auto got = co_await std::move(rv);
+          if (!got || *got == 0) {
+            peer_gone = true;
+          } else {
+            stats.bytes_received->inc(*got);
+            fine = sess.receive(std::span<const std::byte>(plain.get(), *got));
+          }
+        } else {
+          stats.bytes_received->inc(rx.n);
+          fine = sess.receive(std::span<const std::byte>(rx.buf.get(), rx.n));
+        }
+        if (!peer_gone)
+          rx.go.set();
+      }
+      sess.drain_events();
+      for (detail::h2_stream* st : sess.ready())
+        g.spawn(detail::run_h2_stream(sess, *st));
+      sess.ready().clear();
+      // Everything nghttp2 has to say, in sends of up to 64 KiB.
+      for (;;) {
+        if (!sess.produce(out, 64 * 1024))
+          fine = false;
+        if (out.empty())
+          break;
+        auto tx = io.send(out, entry, m_opts.direct_send);
+        bool sent = co_await std::move(tx);
+        if (!sent) {
+          broken = true;
+          break;
+        }
+        stats.bytes_sent->inc(out.size());
+        out.clear();
+        if (!fine)
+          break;
+      }
+      if (broken || peer_gone || !fine || !sess.alive())
+        break;
+      if (stop_sent && sess.active() == 0)
+        break;
+      const detail::conn_state now_state = sess.running() > 0  ? detail::conn_state::busy
+                                           : sess.active() > 0 ? detail::conn_state::reading
+                                                               : detail::conn_state::idle;
+      if (now_state != shown || entry.state.load(std::memory_order_relaxed) == detail::conn_state::sending) {
+        shown = now_state;
+        entry.set(shown, detail::coarse_now_ms());
+      }
+      auto w = co_await sess.wake.wait();
+      (void)w;
+    }
+    // The connection ends: every handler is cancelled, the receive task too; the group
+    // waits for them all before run() returns.
+    sess.cancel_all();
+    g.cancel();
+  };
+  co_await task_group::run(std::move(body));
+  if (!peer_gone && !broken) {
+    // After GOAWAY: a FIN (and close_notify over TLS), so the client reads the last frames.
+    auto sh = io.shutdown();
+    co_await std::move(sh);
+  }
+}
+
+template task<void> server::run_h2<detail::plain_io>(detail::plain_io&, detail::conn_entry&,
+                                                     std::span<const std::byte>);
+template task<void> server::run_h2<detail::tls_io>(detail::tls_io&, detail::conn_entry&,
+                                                   std::span<const std::byte>);
+
+}  // namespace saturn::http
