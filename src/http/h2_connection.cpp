@@ -169,17 +169,43 @@ task<void> server::run_h2(Io& io, detail::conn_entry& entry, std::span<const std
       auto w = co_await sess.wake.wait();
       (void)w;
     }
-    // The connection ends: every handler is cancelled, the receive task too; the group
-    // waits for them all before run() returns.
+    // The connection ends: every handler is cancelled (the group waits for them all
+    // before run() returns).
     sess.cancel_all();
-    g.cancel();
+    if (!peer_gone && !broken) {
+      // After the last frames (a GOAWAY, usually): a FIN (and close_notify over TLS),
+      // then what the client still sends is read and dropped until it closes, so its
+      // kernel does not discard our last frames on a reset. The header timeout bounds
+      // the wait (the sweeper), and so does a megabyte.
+      auto sh = io.shutdown();
+      co_await std::move(sh);
+      entry.set(detail::conn_state::reading, detail::coarse_now_ms());
+      for (std::size_t drained = 0; drained < (1u << 20);) {
+        sess.wake.reset();
+        // ordering: acquire pairs with the receive task's release.
+        if (rx.full.load(std::memory_order_acquire)) {
+          rx.full.store(false, std::memory_order_relaxed);
+          if (rx.n == 0)
+            break;
+          std::size_t n = rx.n;
+          if constexpr (Io::tls) {
+            auto rv = io.t.read(std::span<std::byte>(plain.get(), 16 * 1024));
+            auto got = co_await std::move(rv);
+            if (!got || *got == 0)
+              break;
+            n = *got;
+          }
+          drained += n;
+          rx.go.set();
+          continue;
+        }
+        auto w = co_await sess.wake.wait();
+        (void)w;
+      }
+    }
+    g.cancel();  // the receive task, if it still waits
   };
   co_await task_group::run(std::move(body));
-  if (!peer_gone && !broken) {
-    // After GOAWAY: a FIN (and close_notify over TLS), so the client reads the last frames.
-    auto sh = io.shutdown();
-    co_await std::move(sh);
-  }
 }
 
 template task<void> server::run_h2<detail::plain_io>(detail::plain_io&, detail::conn_entry&,

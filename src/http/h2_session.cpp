@@ -169,7 +169,14 @@ bool h2_session::receive(std::span<const std::byte> bytes) {
       nghttp2_session_consume(m_session, id, n);
   }
   m_consume.clear();
-  return rv >= 0;
+  if (rv >= 0)
+    return true;
+  // A fatal error: nghttp2 stops reading. Say why before the connection closes — a flood
+  // (unanswered acks, a CONTINUATION chain) is ENHANCE_YOUR_CALM, anything else a
+  // protocol error.
+  const bool flood = rv == NGHTTP2_ERR_FLOODED || rv == NGHTTP2_ERR_TOO_MANY_CONTINUATIONS;
+  nghttp2_session_terminate_session(m_session, flood ? NGHTTP2_ENHANCE_YOUR_CALM : NGHTTP2_PROTOCOL_ERROR);
+  return false;
 }
 
 bool h2_session::produce(std::string& out, std::size_t budget) {
