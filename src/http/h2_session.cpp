@@ -11,7 +11,8 @@
 //   * a head past parser_limits::max_head bytes (RFC 9113 §6.5.2's accounting) or past
 //     max_header_fields fields: 431, the stream reset after the answer;
 //   * a body past the route's limit: 413 (buffered) or errc::message_size to the handler
-//     (streamed), and RST_STREAM(NO_ERROR) once the answer is out (§8.1);
+//     (streamed); the rest of an answered upload is dropped, and past 16 MiB the stream
+//     is reset with NO_ERROR once the answer is out (§8.1);
 //   * streams past max_concurrent_streams, malformed frames and fields, CONTINUATION and
 //     reset floods, unanswered SETTINGS / PING acks: nghttp2's own checks (stream or
 //     connection errors with their codes);
@@ -32,6 +33,9 @@
 namespace saturn::http::detail {
 
 namespace {
+
+/// Body bytes of an already answered stream taken (and dropped) before it is reset.
+constexpr std::uint64_t k_drop_limit = 16u << 20;
 
 h2_session& self(void* user) noexcept { return *static_cast<h2_session*>(user); }
 
@@ -394,8 +398,18 @@ int h2_session::on_data_chunk(std::int32_t id, std::string_view data) {
   }
   st->body_returned += data.size();
   m_consume.emplace_back(id, data.size());
-  if (st->refuse != 0 || st->submitted || st->started)
-    return 0;  // answered already: the rest is dropped
+  if (st->refuse != 0 || st->submitted || st->started) {
+    // Answered already (413, 404...): the rest is dropped. RFC 9113 §8.1 lets a server
+    // end such an upload with RST_STREAM(NO_ERROR) once its answer is out, but curl
+    // (7.88) then reports the answer as lost; so the client may finish sending, up to
+    // k_drop_limit, and only a larger upload is cut short.
+    st->dropped += data.size();
+    if (st->answer_out && st->dropped > k_drop_limit && !st->remote_done) {
+      nghttp2_submit_rst_stream(m_session, NGHTTP2_FLAG_NONE, id, NGHTTP2_NO_ERROR);
+      st->remote_done = true;
+    }
+    return 0;
+  }
   if (st->body_received > st->body_limit) {
     answer(*st, 413, "request body too large");
     return 0;
@@ -435,8 +449,8 @@ int h2_session::on_frame_send(std::uint8_t type, std::uint8_t flags, std::int32_
   if ((type != NGHTTP2_DATA && type != NGHTTP2_HEADERS) || (flags & NGHTTP2_FLAG_END_STREAM) == 0)
     return 0;
   h2_stream* st = find(id);
-  if (st != nullptr && st->rst_after_answer && !st->remote_done)
-    nghttp2_submit_rst_stream(m_session, NGHTTP2_FLAG_NONE, id, NGHTTP2_NO_ERROR);
+  if (st != nullptr && st->rst_after_answer)
+    st->answer_out = true;
   return 0;
 }
 

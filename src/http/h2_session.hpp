@@ -88,7 +88,9 @@ struct h2_stream {
   bool finished = false;            // ... and has ended (its last touch of the stream)
   bool submitted = false;           // the response head went to nghttp2
   bool closed = false;              // nghttp2 closed the stream
-  bool rst_after_answer = false;    // answered before the body ended: RST_STREAM(NO_ERROR) after
+  bool rst_after_answer = false;    // answered before the body ended (the rest is dropped)
+  bool answer_out = false;          // ... and the answer's last frame went out
+  std::uint64_t dropped = 0;        // body bytes dropped after an early answer
   response resp;
   std::size_t resp_off = 0;         // bytes of resp.body() handed to nghttp2
   std::int64_t t0 = 0;              // server_metrics::sample_start

@@ -242,6 +242,8 @@ def main():
             sent += n
             credit -= n
         print("blocked_at=%d" % sent)
+    elif case == "idle":
+        print(c.outcome(None, 4))
     else:
         print("unknown case " + case)
         sys.exit(2)
