@@ -7,8 +7,13 @@
 //   GET /static/{*path}         the files of --data/static (precompressed .br / .gz siblings)
 //   GET /ws                     WebSocket echo (RFC 6455)
 //   GET /metrics                the Prometheus text format (metrics::render), with --metrics only
+//   GET /baseline2?a=&b=        the sum of a and b (the HTTP/2 profiles' endpoint)
 // The same routes over TLS on --tls-port (8081, json-tls) with --tls-cert / --tls-key
-// (HttpArena's /certs/server.crt and server.key), ALPN http/1.1 only.
+// (HttpArena's /certs/server.crt and server.key), ALPN http/1.1 only; over HTTP/2 with
+// TLS on --h2-port (8443: baseline-h2, static-h2; ALPN h2, then http/1.1), and over
+// cleartext HTTP/2 only on --h2c-port (8082: baseline-h2c, json-h2c; HTTP/1.1 there gets
+// 505, as HttpArena's validation requires). --port also serves h2c to a client that
+// starts with the HTTP/2 preface (prior knowledge).
 // Runs on a thread_pool (--threads), one SO_REUSEPORT listener per worker (http::serve);
 // SIGTERM / SIGINT stop it gracefully and it exits 0.
 #include <saturn/http.hpp>
@@ -46,10 +51,12 @@ unsigned affinity_cpus() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"saturn-arena: saturn's HttpArena entry (HTTP/1.1 profiles)"};
+  CLI::App app{"saturn-arena: saturn's HttpArena entry (HTTP/1.1 and HTTP/2 profiles)"};
   arena::config cfg;
   unsigned port = 8080;
   unsigned tls_port = 8081;
+  unsigned h2_port = 8443;
+  unsigned h2c_port = 8082;
   std::string tls_cert = "/certs/server.crt", tls_key = "/certs/server.key";
   std::string bind = "127.0.0.1";
   unsigned threads = affinity_cpus();
@@ -58,6 +65,10 @@ int main(int argc, char** argv) {
   app.add_option("--port", port, "TCP port of HTTP/1.1")->transform(apps::decimal())->check(CLI::Range(1u, 65535u))
       ->capture_default_str();
   app.add_option("--tls-port", tls_port, "TCP port of HTTP/1.1 over TLS (json-tls; 0: none)")
+      ->transform(apps::decimal())->check(CLI::Range(0u, 65535u))->capture_default_str();
+  app.add_option("--h2-port", h2_port, "TCP port of HTTP/2 over TLS (baseline-h2, static-h2; 0: none)")
+      ->transform(apps::decimal())->check(CLI::Range(0u, 65535u))->capture_default_str();
+  app.add_option("--h2c-port", h2c_port, "TCP port of cleartext HTTP/2 only (baseline-h2c, json-h2c; 0: none)")
       ->transform(apps::decimal())->check(CLI::Range(0u, 65535u))->capture_default_str();
   app.add_option("--tls-cert", tls_cert, "PEM certificate chain for --tls-port (missing default: no TLS listener)")
       ->capture_default_str();
@@ -125,20 +136,29 @@ int main(int argc, char** argv) {
   // mounts /certs only for TLS profiles: a missing default certificate means no TLS
   // listener; a certificate asked for by name that cannot be loaded is an error.
   const bool tls_named = app.count("--tls-cert") + app.count("--tls-key") > 0;
-  if (tls_port != 0 && (tls_named || ::access(tls_cert.c_str(), F_OK) == 0)) {
-    auto ctx = saturn::tls::context::server({.certificates = {{tls_cert, tls_key}}, .alpn = {"http/1.1"}});
-    if (!ctx) {
-      std::fprintf(stderr, "saturn-arena: %s\n", ctx.err().message().c_str());
-      if (tls_named)
-        return 1;
-      std::fprintf(stderr, "saturn-arena: serving without TLS\n");
-    } else {
-      endpoints.push_back({saturn::net::address::parse(bind, static_cast<std::uint16_t>(tls_port)).value(),
-                           std::move(*ctx)});
+  const bool tls_wanted = tls_port != 0 || h2_port != 0;
+  if (tls_wanted && (tls_named || ::access(tls_cert.c_str(), F_OK) == 0)) {
+    // One context per port: ALPN differs (json-tls must never negotiate h2).
+    for (auto [p, alpn] : {std::pair{tls_port, std::vector<std::string>{"http/1.1"}},
+                           std::pair{h2_port, std::vector<std::string>{"h2", "http/1.1"}}}) {
+      if (p == 0)
+        continue;
+      auto ctx = saturn::tls::context::server({.certificates = {{tls_cert, tls_key}}, .alpn = alpn});
+      if (!ctx) {
+        std::fprintf(stderr, "saturn-arena: %s\n", ctx.err().message().c_str());
+        if (tls_named)
+          return 1;
+        std::fprintf(stderr, "saturn-arena: serving without TLS\n");
+        break;
+      }
+      endpoints.push_back({saturn::net::address::parse(bind, static_cast<std::uint16_t>(p)).value(), std::move(*ctx)});
     }
-  } else if (tls_port != 0) {
+  } else if (tls_wanted) {
     std::fprintf(stderr, "saturn-arena: no %s: serving without TLS\n", tls_cert.c_str());
   }
+  if (h2c_port != 0)
+    endpoints.push_back({saturn::net::address::parse(bind, static_cast<std::uint16_t>(h2c_port)).value(), std::nullopt,
+                         saturn::http::cleartext::h2c});
   auto served = saturn::http::serve(*pool, routes, endpoints, opts);
   if (!served) {
     std::fprintf(stderr, "saturn-arena: %s:%u: %s\n", bind.c_str(), port, served.err().message().c_str());

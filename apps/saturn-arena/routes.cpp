@@ -140,6 +140,7 @@ bool load(const config& cfg, state& st) {
 void add_routes(saturn::http::router& routes, const state& st) {
   routes.get("/baseline11", baseline);
   routes.post("/baseline11", baseline);
+  routes.get("/baseline2", baseline);
   routes.get("/pipeline", pipeline);
   routes.get("/json/{count}", [&st](const request& req) { return json(req, st); });
   routes.post("/upload", upload, {.stream_body = true, .max_body = st.cfg.max_body});

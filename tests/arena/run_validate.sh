@@ -14,6 +14,9 @@
 # localhost / 127.0.0.1 (HttpArena's kind) are made with openssl in the temp dir, the
 # server gets --tls-port/--tls-cert/--tls-key, and the client ARENA_TLS_PORT and
 # ARENA_CERTS (the folder with ca.pem, server.crt, server.key). Otherwise --tls-port 0.
+# ARENA_H2=1 also serves HTTP/2: h2 over TLS on a free --h2-port (needs ARENA_TLS=1) and
+# cleartext h2c only on a free --h2c-port, passed as ARENA_H2_PORT and ARENA_H2C_PORT.
+# Otherwise both are 0 (none).
 # Exits with the client's status (or 1 if the server failed to start, died, or did not stop).
 set -uo pipefail
 bin=${1:?usage: run_validate.sh BIN [PYTHON [CLIENT [ARGS...]]]}
@@ -39,7 +42,13 @@ trap cleanup EXIT
 "$py" "$here/gen_data.py" "$tmp/data" || { echo "run_validate: gen_data.py failed" >&2; exit 1; }
 port=$("$py" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 
-tls_args=(--tls-port 0)
+tls_args=(--tls-port 0 --h2-port 0)
+h2c_args=(--h2c-port 0)
+if [ "${ARENA_H2:-0}" = 1 ]; then
+  h2c_port=$("$py" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+  h2c_args=(--h2c-port "$h2c_port")
+  export ARENA_H2C_PORT=$h2c_port
+fi
 if [ "${ARENA_TLS:-0}" = 1 ]; then
   command -v openssl >/dev/null || { echo "run_validate: openssl is required for ARENA_TLS" >&2; exit 1; }
   certs=$tmp/certs
@@ -55,7 +64,12 @@ if [ "${ARENA_TLS:-0}" = 1 ]; then
     echo "run_validate: making the test certificates failed:" >&2; cat "$tmp/openssl.out" >&2; exit 1
   fi
   tls_port=$("$py" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-  tls_args=(--tls-port "$tls_port" --tls-cert "$certs/server.crt" --tls-key "$certs/server.key")
+  h2_port=0
+  if [ "${ARENA_H2:-0}" = 1 ]; then
+    h2_port=$("$py" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+    export ARENA_H2_PORT=$h2_port
+  fi
+  tls_args=(--tls-port "$tls_port" --h2-port "$h2_port" --tls-cert "$certs/server.crt" --tls-key "$certs/server.key")
   export ARENA_TLS_PORT=$tls_port ARENA_CERTS=$certs
 fi
 
@@ -66,7 +80,7 @@ if ctypes.CDLL(None, use_errno=True).prctl(41, 1, 0, 0, 0) != 0:  # PR_SET_THP_D
     sys.exit("run_validate: prctl(PR_SET_THP_DISABLE) failed")
 os.execv(sys.argv[1], sys.argv[1:])')
 fi
-"${launch[@]}" "$bin" --bind 127.0.0.1 --port "$port" "${tls_args[@]}" --data "$tmp/data" --threads 2 \
+"${launch[@]}" "$bin" --bind 127.0.0.1 --port "$port" "${tls_args[@]}" "${h2c_args[@]}" --data "$tmp/data" --threads 2 \
   >"$tmp/server.out" 2>&1 &
 pid=$!
 ready=0
