@@ -10,6 +10,7 @@
 #include <saturn/http/compression.hpp>
 #include <saturn/http/content_coding.hpp>
 #include <saturn/http/decoded.hpp>
+#include <saturn/http/h2_options.hpp>
 #include <saturn/http/param.hpp>
 #include <saturn/http/metrics_route.hpp>
 #include <saturn/http/middleware.hpp>
