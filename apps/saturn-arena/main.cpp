@@ -8,6 +8,8 @@
 //   GET /ws                     WebSocket echo (RFC 6455)
 //   GET /metrics                the Prometheus text format (metrics::render), with --metrics only
 //   GET /baseline2?a=&b=        the sum of a and b (the HTTP/2 profiles' endpoint)
+//   gRPC benchmark.BenchmarkService/GetSum (unary-grpc; h2c on --port and --h2c-port, h2
+//                               on --h2-port) and grpc.health.v1.Health (Check, Watch)
 // The same routes over TLS on --tls-port (8081, json-tls) with --tls-cert / --tls-key
 // (HttpArena's /certs/server.crt and server.key), ALPN http/1.1 only; over HTTP/2 with
 // TLS on --h2-port (8443: baseline-h2, static-h2; ALPN h2, then http/1.1), and over
@@ -16,6 +18,7 @@
 // starts with the HTTP/2 preface (prior knowledge).
 // Runs on a thread_pool (--threads), one SO_REUSEPORT listener per worker (http::serve);
 // SIGTERM / SIGINT stop it gracefully and it exits 0.
+#include <saturn/grpc.hpp>
 #include <saturn/http.hpp>
 #include <saturn/sched/thread_pool.hpp>
 #include <saturn/tls.hpp>
@@ -25,6 +28,7 @@
 #include "cli.hpp"
 #include "dataset.hpp"
 #include "nofile.hpp"
+#include "saturn-arena/benchmark.pb.h"
 #include "routes.hpp"
 #include "start_pool.hpp"
 
@@ -117,6 +121,20 @@ int main(int argc, char** argv) {
   arena::add_routes(routes, st);
   if (with_metrics)
     saturn::http::add_metrics_route(routes);
+  // unary-grpc: GetSum, and the health service a gRPC deployment is probed with. Mounted
+  // last: its fallback answers UNIMPLEMENTED to gRPC calls of any other path.
+  saturn::grpc::service grpc_svc;
+  grpc_svc.unary<benchmark::SumRequest, benchmark::SumReply>(
+      "benchmark.BenchmarkService/GetSum",
+      [](const benchmark::SumRequest& in, benchmark::SumReply& out,
+         saturn::grpc::call_context&) -> saturn::task<saturn::grpc::status> {
+        out.set_result(in.a() + in.b());
+        co_return saturn::grpc::status::success();
+      });
+  saturn::grpc::health health;
+  health.set("benchmark.BenchmarkService", saturn::grpc::health::serving);
+  health.add_to(grpc_svc);
+  grpc_svc.mount(routes);
 
   std::optional<saturn::thread_pool> pool;
   if (!apps::start_pool(pool,

@@ -1,11 +1,12 @@
 /// \file
 /// The umbrella header: every module header of saturn (result, loop, task, sched, sync,
-/// net, tls, fs, os, proc, http, effect, metrics). Test-only support (saturn/testing/) is not included.
+/// net, tls, fs, os, proc, http, grpc, effect, metrics). Test-only support (saturn/testing/) is not included.
 #pragma once
 
 #include <saturn/detail/compiler_check.hpp>
 #include <saturn/effect.hpp>
 #include <saturn/fs.hpp>
+#include <saturn/grpc.hpp>
 #include <saturn/http.hpp>
 #include <saturn/loop.hpp>
 #include <saturn/metrics.hpp>

@@ -232,6 +232,10 @@ class conn_writer final : public body_writer {
     return result<void>{};
   }
 
+  void add_trailer(text_value name, text_value value) override {
+    m_trailers.add_trailer(std::move(name), std::move(value));  // response's checks
+  }
+
   task<result<void>> send(result<void> prior, bool all) override {
     if (!prior)
       co_return prior;
@@ -245,11 +249,22 @@ class conn_writer final : public body_writer {
 
   /// After the producer returned success: the last chunk, or a check that the declared
   /// length was written. False if the response cannot be completed (close the connection).
-  bool finish() {
+  bool finish(const std::vector<std::pair<text_value, text_value>>& static_trailers) {
     if (m_failed)
       return false;
-    if (m_framing == stream_framing::chunked)
-      m_out.append("0\r\n\r\n");
+    if (m_framing == stream_framing::chunked) {
+      // The last chunk and the trailer section (RFC 9112 §7.1.2): the response's
+      // trailers, then the producer's.
+      m_out.append("0\r\n");
+      for (const auto* list : {&static_trailers, &m_trailers.trailers()})
+        for (const auto& [name, value] : *list) {
+          m_out.append(name.view());
+          m_out.append(": ");
+          m_out.append(value.view());
+          m_out.append("\r\n");
+        }
+      m_out.append("\r\n");
+    }
     return m_framing != stream_framing::length || m_left == 0;
   }
 
@@ -279,6 +294,7 @@ class conn_writer final : public body_writer {
   bool m_direct;
   bool m_failed = false;
   error m_error{};
+  response m_trailers;  // holds the producer's trailer() fields
 };
 
 }  // namespace
@@ -381,7 +397,7 @@ task<void> server::run_connection(Io& io, detail::conn_entry& entry, cleartext p
     } catch (const std::exception&) {
       ok = false;
     }
-    ok = ok && w.finish();  // a failed body gets no last chunk: the client sees it cut short
+    ok = ok && w.finish(resp.trailers());  // a failed body gets no last chunk: the client sees it cut short
     co_return ok && framing != stream_framing::close;
   };
 

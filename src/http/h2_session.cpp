@@ -93,6 +93,29 @@ nghttp2_nv nv(std::string_view name, std::string_view value, std::uint8_t flags 
   // NOLINTEND(cppcoreguidelines-pro-type-const-cast)
 }
 
+/// Appends `fields` to `nva` with their names lowered (RFC 9113 §8.2.1) into `lower`,
+/// whose capacity the caller reserved for all of them (so earlier views stay put);
+/// connection-specific fields, and those the server writes itself, are dropped.
+void add_fields(const std::vector<std::pair<text_value, text_value>>& fields, std::string& lower,
+                std::vector<nghttp2_nv>& nva) {
+  for (const auto& [name, value] : fields) {
+    const std::string_view n = name.view();
+    if (connection_specific(n) || iequals(n, "date") || iequals(n, "server"))
+      continue;
+    const std::size_t at = lower.size();
+    for (char c : n)
+      lower.push_back(c >= 'A' && c <= 'Z' ? static_cast<char>(c + 32) : c);
+    nva.push_back(nv(std::string_view(lower).substr(at, n.size()), value.view()));
+  }
+}
+
+std::size_t name_bytes(const std::vector<std::pair<text_value, text_value>>& fields) noexcept {
+  std::size_t n = 0;
+  for (const auto& f : fields)
+    n += f.first.size();
+  return n;
+}
+
 struct callbacks {
   nghttp2_session_callbacks* cbs = nullptr;
   callbacks() {
@@ -463,8 +486,11 @@ long h2_session::read_body(std::int32_t id, std::uint8_t* buf, std::size_t lengt
     const std::size_t n = std::min(length, body.size() - st->resp_off);
     std::memcpy(buf, body.data() + st->resp_off, n);
     st->resp_off += n;
-    if (st->resp_off == body.size())
+    if (st->resp_off == body.size()) {
       *flags |= NGHTTP2_DATA_FLAG_EOF;
+      if (submit_trailers(*st))
+        *flags |= NGHTTP2_DATA_FLAG_NO_END_STREAM;
+    }
     return static_cast<long>(n);
   }
   std::size_t n = 0;
@@ -488,8 +514,11 @@ long h2_session::read_body(std::int32_t id, std::uint8_t* buf, std::size_t lengt
       if (!st->out_ok)
         return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;  // RST_STREAM: the client sees it cut short
     }
-    if (st->out_done && st->out_pending.empty())
+    if (st->out_done && st->out_pending.empty()) {
       *flags |= NGHTTP2_DATA_FLAG_EOF;
+      if (submit_trailers(*st))
+        *flags |= NGHTTP2_DATA_FLAG_NO_END_STREAM;
+    }
   }
   if (wake_producer)
     st->out_room.set();
@@ -526,13 +555,10 @@ void h2_session::submit(h2_stream& st) {
   }
   // The field names must be lower case in HTTP/2 (RFC 9113 §8.2.1): lowered copies, made
   // in one buffer sized first so the views stay put.
-  std::size_t lowered = 0;
-  for (const auto& [name, value] : r.headers())
-    lowered += name.size();
   std::string lower;
-  lower.reserve(lowered);
+  lower.reserve(name_bytes(r.headers()) + name_bytes(r.trailers()));
   std::vector<nghttp2_nv> nva;
-  nva.reserve(5 + r.headers().size());
+  nva.reserve(5 + r.headers().size() + r.trailers().size());
   nva.push_back(nv(":status", std::string_view(status, 3), NGHTTP2_NV_FLAG_NO_COPY_NAME));
   nva.push_back(nv("server", m_server_name, NGHTTP2_NV_FLAG_NO_COPY_NAME));
   nva.push_back(nv("date", http_date(), NGHTTP2_NV_FLAG_NO_COPY_NAME));
@@ -540,21 +566,30 @@ void h2_session::submit(h2_stream& st) {
     nva.push_back(nv("content-type", r.content_type.view(), NGHTTP2_NV_FLAG_NO_COPY_NAME));
   if (length_n != 0)
     nva.push_back(nv("content-length", std::string_view(length, length_n), NGHTTP2_NV_FLAG_NO_COPY_NAME));
-  for (const auto& [name, value] : r.headers()) {
-    const std::string_view n = name.view();
-    if (connection_specific(n) || iequals(n, "date") || iequals(n, "server"))
-      continue;
-    const std::size_t at = lower.size();
-    for (char c : n)
-      lower.push_back(c >= 'A' && c <= 'Z' ? static_cast<char>(c + 32) : c);
-    nva.push_back(nv(std::string_view(lower).substr(at, n.size()), value.view()));
-  }
+  add_fields(r.headers(), lower, nva);
   nghttp2_data_provider prd{};
   prd.read_callback = cb_read;
   const bool with_data = body && (r.streamed() || !r.body().empty());
+  if (!with_data)
+    add_fields(r.trailers(), lower, nva);  // no body: one HEADERS frame (gRPC's Trailers-Only)
   nghttp2_submit_response(m_session, st.id, nva.data(), nva.size(), with_data ? &prd : nullptr);
   m_stats.count(st.match.fn != nullptr ? st.match.route : m_stats.unmatched_route, r.status);
   m_stats.sample_end(st.t0);
+}
+
+bool h2_session::submit_trailers(h2_stream& st) {
+  // Called from nghttp2's read callback at EOF, as nghttp2_submit_trailer allows; for a
+  // streamed answer under st.mu (out_trailers is complete once out_done is set).
+  const auto& fixed = st.resp.trailers();
+  if (fixed.empty() && st.out_trailers.empty())
+    return false;
+  std::string lower;
+  lower.reserve(name_bytes(fixed) + name_bytes(st.out_trailers));
+  std::vector<nghttp2_nv> nva;
+  nva.reserve(fixed.size() + st.out_trailers.size());
+  add_fields(fixed, lower, nva);
+  add_fields(st.out_trailers, lower, nva);
+  return nghttp2_submit_trailer(m_session, st.id, nva.data(), nva.size()) == 0;
 }
 
 void h2_session::post(h2_stream* st, h2_event e, std::size_t n) {

@@ -106,6 +106,7 @@ struct h2_stream {
   bool gone = false;                 // the stream or the connection ended: reads and writes fail
   std::string out_pending;          // a streamed answer's bytes not framed yet
   std::size_t out_taken = 0;        // of out_pending, framed already
+  std::vector<std::pair<text_value, text_value>> out_trailers;  // the producer's trailer() fields
   bool out_done = false;            // the producer returned (the body is complete or failed)
   bool out_ok = true;               // ... successfully
   bool deferred = false;            // nghttp2 waits for out_pending (resume_data needed)
@@ -188,6 +189,9 @@ class h2_session {
   /// Submits a short error answer decided by the server (431, 413, 500...).
   void answer(h2_stream& st, int status, std::string_view reason);
   void maybe_free(h2_stream* st) noexcept;
+  /// At the end of `st`'s body: submits its trailers (the response's, then the
+  /// producer's) and says whether there were any (then the DATA must not end the stream).
+  bool submit_trailers(h2_stream& st);
   bool count_control() noexcept;
 
   const router& m_router;

@@ -62,14 +62,21 @@ class h2_writer final : public body_writer {
     }
   }
 
+  void add_trailer(text_value name, text_value value) override {
+    m_trailers.add_trailer(std::move(name), std::move(value));  // response's checks
+  }
+
   /// After the producer returned: false if a declared length was not written.
   bool finish() const noexcept { return !m_length || m_left == 0; }
+  /// The producer's trailer() fields.
+  const std::vector<std::pair<text_value, text_value>>& trailers() const noexcept { return m_trailers.trailers(); }
 
  private:
   h2_session& m_s;
   h2_stream& m_st;
   std::optional<std::uint64_t> m_length;
   std::uint64_t m_left;
+  response m_trailers;  // holds the trailer() fields
 };
 
 }  // namespace
@@ -139,6 +146,7 @@ task<void> run_h2_stream(h2_session& s, h2_stream& st) {
     ok = ok && w.finish();
     {
       std::lock_guard lock(st.mu);
+      st.out_trailers = w.trailers();
       st.out_done = true;
       st.out_ok = ok;
     }

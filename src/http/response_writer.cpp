@@ -121,10 +121,15 @@ bool is_tchar(unsigned char c) noexcept {
 }
 }  // namespace
 
-void response::add_header(text_value name, text_value value) {
+namespace {
+
+/// A field as add_header / add_trailer store it: the name checked, CR LF NUL of the value
+/// replaced by spaces.
+void add_field(std::vector<std::pair<text_value, text_value>>& to, text_value name, text_value value,
+               const char* who) {
   std::string_view n = name.view();
   if (n.empty() || !std::all_of(n.begin(), n.end(), [](char c) { return is_tchar(static_cast<unsigned char>(c)); }))
-    throw std::invalid_argument("http::response::add_header: field name \"" + std::string(n) +
+    throw std::invalid_argument(std::string(who) + ": field name \"" + std::string(n) +
                                 "\" is not a token (RFC 9110 section 5.1)");
   std::string_view v = value.view();
   if (v.find_first_of(std::string_view("\r\n\0", 3)) != std::string_view::npos) {
@@ -134,7 +139,17 @@ void response::add_header(text_value name, text_value value) {
         c = ' ';
     value = text_value(std::move(clean));
   }
-  m_headers.emplace_back(std::move(name), std::move(value));
+  to.emplace_back(std::move(name), std::move(value));
+}
+
+}  // namespace
+
+void response::add_header(text_value name, text_value value) {
+  add_field(m_headers, std::move(name), std::move(value), "http::response::add_header");
+}
+
+void response::add_trailer(text_value name, text_value value) {
+  add_field(m_trailers, std::move(name), std::move(value), "http::response::add_trailer");
 }
 
 void response::set_header(text_value name, text_value value) {

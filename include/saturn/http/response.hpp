@@ -56,9 +56,16 @@ class body_writer {
   }
   /// Sends every pending byte now.
   task<result<void>> flush() { return send(result<void>{}, true); }
+  /// Adds a trailer field, sent after the body (with the response's own trailers): over
+  /// HTTP/2 a trailing HEADERS frame (gRPC's grpc-status goes here), over HTTP/1.1 the
+  /// trailer section of a chunked body (none without chunking: dropped). Call before the
+  /// producer returns. The same rules as response::add_header.
+  void trailer(text_value name, text_value value) { add_trailer(std::move(name), std::move(value)); }
 
  protected:
   ~body_writer() = default;
+  /// Stores a trailer field (trailer()).
+  virtual void add_trailer(text_value name, text_value value) = 0;
   /// Frames and copies `bytes` into the output (synchronously).
   virtual result<void> append(std::string_view bytes) = 0;
   /// `prior` failed: returns it. Otherwise sends what is pending — always with `all`, else
@@ -198,6 +205,13 @@ class response {
   std::string_view header(std::string_view name) const noexcept;
   /// Extra header fields, in order added.
   const std::vector<std::pair<text_value, text_value>>& headers() const noexcept { return m_headers; }
+  /// Adds a trailer field, sent after the body: over HTTP/2 a trailing HEADERS frame (or,
+  /// for a response with no body, in its only HEADERS frame: gRPC's Trailers-Only form);
+  /// over HTTP/1.1 only after a chunked (streamed) body, else dropped. The same rules as
+  /// add_header.
+  void add_trailer(text_value name, text_value value);
+  /// The trailer fields, in order added.
+  const std::vector<std::pair<text_value, text_value>>& trailers() const noexcept { return m_trailers; }
 
  private:
   std::string m_owned;
@@ -205,6 +219,7 @@ class response {
   std::shared_ptr<const std::string> m_shared;  // with_shared_body: keeps m_static's bytes alive
   bool m_is_static = false;
   std::vector<std::pair<text_value, text_value>> m_headers;
+  std::vector<std::pair<text_value, text_value>> m_trailers;
   upgrade_handler m_upgrade;
   tls_upgrade_handler m_upgrade_tls;
   std::shared_ptr<body_producer> m_producer;  // stream(): shared, so a response stays copyable
