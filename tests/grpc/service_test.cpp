@@ -1,0 +1,236 @@
+// grpc::service and grpc::health on saturn's HTTP/2 server, called by a real gRPC client
+// (python3-grpcio, grpc_client.py): unary, server and client streaming, metadata and
+// trailers, error statuses, deadlines that cancel the method, a cancelled stream, message
+// limits, unknown methods, health Check and Watch; and what non-gRPC requests get (curl).
+#include <saturn/grpc.hpp>
+#include <saturn/http/server.hpp>
+#include <saturn/net/tcp_listener.hpp>
+#include <saturn/sched/thread_pool.hpp>
+#include <saturn/task/join_handle.hpp>
+#include <saturn/task/time.hpp>
+
+#include "grpc/test.pb.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <csignal>
+#include <cstdio>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <thread>
+
+using namespace std::chrono_literals;
+namespace grpc = saturn::grpc;
+
+namespace {
+
+std::atomic<int> slow_cancelled{0};
+std::atomic<int> forever_stopped{0};
+
+std::pair<std::string, int> run_command(const std::string& cmd) {
+  std::string out;
+  FILE* f = ::popen(cmd.c_str(), "r");
+  if (!f)
+    return {"", -1};
+  char tmp[4096];
+  while (std::size_t n = std::fread(tmp, 1, sizeof tmp, f))
+    out.append(tmp, n);
+  return {out, ::pclose(f)};
+}
+
+bool have_grpcio() {
+  return run_command("/usr/bin/python3 -c 'import grpc' 2>/dev/null && echo yes").first == "yes\n";
+}
+
+/// The test service: the methods grpc_client.py calls.
+class test_server {
+ public:
+  test_server() : m_pool({.threads = 2, .mode = saturn::pool_mode::io}), m_svc({.max_receive_message = 64 * 1024}) {
+    std::signal(SIGPIPE, SIG_IGN);
+    using saturn_test::Num;
+    using saturn_test::Text;
+    m_svc.unary<Text, Text>("saturn_test.Calc/Echo",
+                            [](const Text& in, Text& out, grpc::call_context& ctx) -> saturn::task<grpc::status> {
+                              out.set_text(in.text());
+                              ctx.add_trailer("x-trailer", "done:" + std::string(ctx.metadata("x-tag")));
+                              co_return grpc::status::success();
+                            });
+    m_svc.unary<Num, Num>("saturn_test.Calc/Fail", [](const Num&, Num&, grpc::call_context&) -> saturn::task<grpc::status> {
+      co_return grpc::status{grpc::status_code::invalid_argument, "bad \xc3\xbcnicode 100%\nline"};
+    });
+    m_svc.unary<Num, Num>("saturn_test.Calc/Throw",
+                          [](const Num&, Num&, grpc::call_context&) -> saturn::task<grpc::status> {
+                            throw std::runtime_error("boom");
+                            co_return grpc::status::success();
+                          });
+    m_svc.unary<Num, Num>("saturn_test.Calc/Slow", [](const Num&, Num&, grpc::call_context&) -> saturn::task<grpc::status> {
+      auto slept = co_await saturn::sleep_for(3s);
+      if (!slept)
+        slow_cancelled.fetch_add(1);
+      co_return grpc::status::success();
+    });
+    m_svc.unary<Num, Num>("saturn_test.Calc/Flip", [this](const Num&, Num&, grpc::call_context&) -> saturn::task<grpc::status> {
+      const bool serving = m_health.get("saturn_test.Watched") == grpc::health::serving;
+      const bool first = m_health.get("saturn_test.Watched") == grpc::health::service_unknown;
+      m_health.set("saturn_test.Watched", first || serving ? grpc::health::not_serving : grpc::health::serving);
+      co_return grpc::status::success();
+    });
+    m_svc.server_stream<Num, Num>(
+        "saturn_test.Calc/Count", [](const Num& in, grpc::writer<Num>& w, grpc::call_context&) -> saturn::task<grpc::status> {
+          for (std::int64_t i = 1; i <= in.value(); ++i) {
+            Num n;
+            n.set_value(i);
+            const bool sent = co_await w.write(n);
+            if (!sent)
+              co_return grpc::status{grpc::status_code::cancelled, "gone"};
+          }
+          co_return grpc::status::success();
+        });
+    m_svc.server_stream<Num, Num>(
+        "saturn_test.Calc/Forever", [](const Num&, grpc::writer<Num>& w, grpc::call_context&) -> saturn::task<grpc::status> {
+          for (std::int64_t i = 1;; ++i) {
+            Num n;
+            n.set_value(i);
+            const bool sent = co_await w.write(n);
+            if (!sent)
+              break;
+            auto slept = co_await saturn::sleep_for(5ms);
+            if (!slept)
+              break;
+          }
+          forever_stopped.fetch_add(1);
+          co_return grpc::status{grpc::status_code::cancelled, "stopped"};
+        });
+    m_svc.client_stream<Num, Num>(
+        "saturn_test.Calc/Sum", [](grpc::reader<Num>& r, Num& out, grpc::call_context&) -> saturn::task<grpc::status> {
+          std::int64_t sum = 0;
+          Num n;
+          for (;;) {
+            const bool got = co_await r.read(n);
+            if (!got)
+              break;
+            sum += n.value();
+          }
+          if (!r.status().ok())
+            co_return r.status();
+          out.set_value(sum);
+          co_return grpc::status::success();
+        });
+    m_health.set("saturn_test.Calc", grpc::health::serving);
+    m_health.add_to(m_svc);
+    m_svc.mount(m_routes);
+    m_server.emplace(m_routes);
+    auto l = saturn::net::tcp_listener::bind(saturn::net::address::loopback_v4(0));
+    if (!l)
+      throw std::runtime_error(l.err().message());
+    m_port = l->local_address()->port();
+    m_listener.emplace(std::move(*l));
+    m_done.emplace(m_pool.spawn(run(*m_server, *m_listener)));
+  }
+  ~test_server() {
+    m_server->stop();
+    m_pool.block_on(join(std::move(*m_done)));
+  }
+  std::uint16_t port() const { return m_port; }
+  std::string client(const std::string& c) const {
+    auto [out, st] = run_command("timeout 30 /usr/bin/python3 " SATURN_TESTS_DIR "/grpc/grpc_client.py " +
+                                 std::to_string(m_port) + " " + c + " 2>&1");
+    while (!out.empty() && out.back() == '\n')
+      out.pop_back();
+    return out;
+  }
+
+ private:
+  static saturn::task<bool> run(saturn::http::server& s, saturn::net::tcp_listener& l) {
+    auto r = co_await s.serve(l);
+    co_return r.has_value();
+  }
+  static saturn::task<bool> join(saturn::join_handle<bool> h) { co_return co_await std::move(h); }
+
+  saturn::thread_pool m_pool;
+  grpc::service m_svc;
+  grpc::health m_health;
+  saturn::http::router m_routes;
+  std::optional<saturn::http::server> m_server;
+  std::optional<saturn::net::tcp_listener> m_listener;
+  std::uint16_t m_port = 0;
+  std::optional<saturn::join_handle<bool>> m_done;
+};
+
+#define NEED_GRPCIO()  \
+  if (!have_grpcio()) \
+    GTEST_SKIP() << "python3-grpcio is not installed";
+
+}  // namespace
+
+TEST(grpc_service, unary_with_metadata_and_trailing_metadata) {
+  NEED_GRPCIO();
+  test_server srv;
+  EXPECT_EQ(srv.client("echo"), "hello done:t1");
+}
+
+TEST(grpc_service, many_concurrent_calls_on_one_connection) {
+  NEED_GRPCIO();
+  test_server srv;
+  EXPECT_EQ(srv.client("many"), "ok 200");
+}
+
+TEST(grpc_service, error_status_and_message_reach_the_client) {
+  NEED_GRPCIO();
+  test_server srv;
+  EXPECT_EQ(srv.client("fail"), "error INVALID_ARGUMENT bad \xc3\xbcnicode 100%\nline");
+  EXPECT_EQ(srv.client("throw"), "error UNKNOWN the method threw: boom");
+  EXPECT_EQ(srv.client("unknown"), "error UNIMPLEMENTED unknown method /saturn_test.Calc/Nope");
+}
+
+TEST(grpc_service, the_deadline_cancels_the_method) {
+  NEED_GRPCIO();
+  test_server srv;
+  const int before = slow_cancelled.load();
+  EXPECT_EQ(srv.client("slow"), "error DEADLINE_EXCEEDED Deadline Exceeded");
+  for (int i = 0; i < 200 && slow_cancelled.load() == before; ++i)
+    std::this_thread::sleep_for(10ms);
+  EXPECT_EQ(slow_cancelled.load(), before + 1) << "the method slept on after its deadline";
+}
+
+TEST(grpc_service, server_streaming_and_a_cancelled_stream) {
+  NEED_GRPCIO();
+  test_server srv;
+  EXPECT_EQ(srv.client("count"), "1 2 3 4 5");
+  const int before = forever_stopped.load();
+  EXPECT_EQ(srv.client("cancel_stream"), "got 3");
+  for (int i = 0; i < 200 && forever_stopped.load() == before; ++i)
+    std::this_thread::sleep_for(10ms);
+  EXPECT_EQ(forever_stopped.load(), before + 1) << "the stream's method ran on after the client cancelled";
+}
+
+TEST(grpc_service, client_streaming_and_the_message_limit) {
+  NEED_GRPCIO();
+  test_server srv;
+  EXPECT_EQ(srv.client("sum"), "5050");
+  const std::string big = srv.client("sum_big");
+  EXPECT_EQ(big.rfind("error RESOURCE_EXHAUSTED", 0), 0u) << big;
+}
+
+TEST(grpc_service, health_check_and_watch) {
+  NEED_GRPCIO();
+  test_server srv;
+  EXPECT_EQ(srv.client("health"), "1 1");
+  // SERVICE_UNKNOWN (3) first, then each change the Flip calls make.
+  EXPECT_EQ(srv.client("watch"), "seen 3 2 1");
+}
+
+TEST(grpc_service, non_grpc_requests_get_http_answers) {
+  if (run_command("command -v curl >/dev/null && echo yes").first != "yes\n")
+    GTEST_SKIP() << "curl is not installed";
+  test_server srv;
+  const std::string base = "http://127.0.0.1:" + std::to_string(srv.port());
+  auto code = [&](const std::string& args) {
+    return run_command("curl -s -o /dev/null -w '%{http_code}' " + args).first;
+  };
+  EXPECT_EQ(code("--http2-prior-knowledge -H 'content-type: text/plain' -d x " + base + "/saturn_test.Calc/Echo"), "415");
+  EXPECT_EQ(code("--http1.1 -H 'content-type: application/grpc' -d x " + base + "/saturn_test.Calc/Echo"), "505");
+  EXPECT_EQ(code("--http2-prior-knowledge -H 'content-type: text/plain' -d x " + base + "/no/such"), "404");
+}
