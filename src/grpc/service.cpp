@@ -162,11 +162,15 @@ struct stream_call {
 
 }  // namespace
 
-void service::add_unary(std::string path, detail::unary_fn fn) {
+void service::add_unary(std::string path, detail::unary_fn fn, std::shared_ptr<const void> typed,
+                        const std::type_info* req, const std::type_info* rep) {
   auto m = std::make_unique<method>();
   m->path = std::move(path);
   m->k = kind::unary;
   m->unary = std::move(fn);
+  m->typed = std::move(typed);
+  m->req_type = req;
+  m->rep_type = rep;
   m_methods.push_back(std::move(m));
 }
 

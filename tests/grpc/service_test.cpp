@@ -7,6 +7,7 @@
 #include <saturn/net/tcp_listener.hpp>
 #include <saturn/sched/thread_pool.hpp>
 #include <saturn/task/join_handle.hpp>
+#include <saturn/task/runtime.hpp>
 #include <saturn/task/time.hpp>
 
 #include "grpc/test.pb.h"
@@ -233,4 +234,35 @@ TEST(grpc_service, non_grpc_requests_get_http_answers) {
   EXPECT_EQ(code("--http2-prior-knowledge -H 'content-type: text/plain' -d x " + base + "/saturn_test.Calc/Echo"), "415");
   EXPECT_EQ(code("--http1.1 -H 'content-type: application/grpc' -d x " + base + "/saturn_test.Calc/Echo"), "505");
   EXPECT_EQ(code("--http2-prior-knowledge -H 'content-type: text/plain' -d x " + base + "/no/such"), "404");
+}
+
+TEST(grpc_local, calls_the_method_with_the_objects_themselves) {
+  grpc::service svc;
+  int calls = 0;
+  svc.unary<saturn_test::Num, saturn_test::Num>(
+      "saturn_test.Calc/Double",
+      [&calls](const saturn_test::Num& in, saturn_test::Num& out, grpc::call_context&) -> saturn::task<grpc::status> {
+        ++calls;
+        if (in.value() < 0)
+          co_return grpc::status{grpc::status_code::out_of_range, "negative"};
+        out.set_value(in.value() * 2);
+        co_return grpc::status::success();
+      });
+  grpc::local_method<saturn_test::Num, saturn_test::Num> twice(svc, "/saturn_test.Calc/Double");
+  EXPECT_THROW((grpc::local_method<saturn_test::Text, saturn_test::Num>(svc, "saturn_test.Calc/Double")),
+               std::invalid_argument);
+  EXPECT_THROW((grpc::local_method<saturn_test::Num, saturn_test::Num>(svc, "saturn_test.Calc/Nope")),
+               std::invalid_argument);
+  saturn::runtime rt;
+  auto run = [&]() -> saturn::task<std::string> {
+    saturn_test::Num in, out;
+    in.set_value(21);
+    grpc::status a = co_await twice(in, out);
+    std::string got = std::to_string(static_cast<int>(a.code)) + ":" + std::to_string(out.value());
+    in.set_value(-1);
+    grpc::status b = co_await twice(in, out);
+    co_return got + " " + std::string(grpc::status_name(b.code)) + ":" + b.message;
+  };
+  EXPECT_EQ(rt.block_on(run()), "0:42 OUT_OF_RANGE:negative");
+  EXPECT_EQ(calls, 2);
 }

@@ -46,10 +46,12 @@
 #include <concepts>
 #include <cstddef>
 #include <functional>
+#include <stdexcept>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <typeinfo>
 #include <utility>
 #include <vector>
 
@@ -115,6 +117,12 @@ class message_reader {
 using unary_fn = std::function<task<grpc::status>(std::string_view in, std::string& out, call_context&)>;
 using server_stream_fn = std::function<task<grpc::status>(std::string_view in, message_writer&, call_context&)>;
 using client_stream_fn = std::function<task<grpc::status>(message_reader&, std::string& out, call_context&)>;
+
+/// A unary method as the application gave it: messages in and out, no bytes.
+template <class Req, class Rep>
+struct typed_unary {
+  std::function<task<grpc::status>(const Req&, Rep&, call_context&)> fn;
+};
 
 /// The reply of a method, serialized into `out`; INTERNAL if it cannot be.
 template <message M>
@@ -193,17 +201,31 @@ class service {
   template <message Req, message Rep, class F>
     requires std::is_invocable_r_v<task<status>, F&, const Req&, Rep&, call_context&>
   void unary(std::string path, F fn) {
-    add_unary(std::move(path), [fn = std::move(fn)](std::string_view in, std::string& out,
-                                                    call_context& ctx) -> task<status> {
-      Req req;
-      if (!req.ParseFromArray(in.data(), static_cast<int>(in.size())))
-        co_return status{status_code::internal, "the request message does not parse"};
-      Rep rep;
-      status st = co_await fn(req, rep, ctx);
-      if (st.ok())
-        st = detail::serialize(rep, out);
-      co_return st;
-    });
+    auto typed = std::make_shared<detail::typed_unary<Req, Rep>>();
+    typed->fn = std::move(fn);
+    add_unary(
+        std::move(path),
+        [typed](std::string_view in, std::string& out, call_context& ctx) -> task<status> {
+          Req req;
+          if (!req.ParseFromArray(in.data(), static_cast<int>(in.size())))
+            co_return status{status_code::internal, "the request message does not parse"};
+          Rep rep;
+          status st = co_await typed->fn(req, rep, ctx);
+          if (st.ok())
+            st = detail::serialize(rep, out);
+          co_return st;
+        },
+        typed, &typeid(Req), &typeid(Rep));
+  }
+
+  /// The unary method at `path` for in-process calls (local_method), or null when there
+  /// is none with these message types.
+  template <message Req, message Rep>
+  const std::function<task<status>(const Req&, Rep&, call_context&)>* local_unary(std::string_view path) const {
+    for (const auto& m : m_methods)
+      if (m->k == kind::unary && path_is(m->path, path) && *m->req_type == typeid(Req) && *m->rep_type == typeid(Rep))
+        return &static_cast<const detail::typed_unary<Req, Rep>*>(m->typed.get())->fn;
+    return nullptr;
   }
 
   /// A server-streaming method: `fn(const Req&, writer<Rep>&, call_context&) ->
@@ -255,14 +277,66 @@ class service {
     detail::unary_fn unary;
     detail::server_stream_fn server_stream;
     detail::client_stream_fn client_stream;
+    std::shared_ptr<const void> typed;        // unary: the detail::typed_unary<Req, Rep>
+    const std::type_info* req_type = nullptr;  // ... and its message types
+    const std::type_info* rep_type = nullptr;
   };
-  void add_unary(std::string path, detail::unary_fn fn);
+  /// `a` ("pkg.Svc/M" or "/pkg.Svc/M") names the same method as `b`.
+  static bool path_is(std::string_view a, std::string_view b) noexcept {
+    if (!a.empty() && a.front() == '/')
+      a.remove_prefix(1);
+    if (!b.empty() && b.front() == '/')
+      b.remove_prefix(1);
+    return a == b;
+  }
+  void add_unary(std::string path, detail::unary_fn fn, std::shared_ptr<const void> typed = nullptr,
+                 const std::type_info* req = nullptr, const std::type_info* rep = nullptr);
   void add_server_stream(std::string path, detail::server_stream_fn fn);
   void add_client_stream(std::string path, detail::client_stream_fn fn);
   task<http::response> call(const method& m, const http::request& req) const;
 
   service_options m_opts;
   std::vector<std::unique_ptr<method>> m_methods;  // stable addresses: routes point at them
+};
+
+/// A unary method called in the same process: the request and reply objects go to the
+/// method as they are — no HTTP/2, no serialization, no copy — so services of one process
+/// call each other at the cost of a coroutine call.
+///
+///     saturn::grpc::service svc;  // ... with benchmark.BenchmarkService/GetSum added
+///     saturn::grpc::local_method<benchmark::SumRequest, benchmark::SumReply> sum(svc, "benchmark.BenchmarkService/GetSum");
+///     benchmark::SumRequest in;
+///     benchmark::SumReply out;
+///     saturn::task<saturn::grpc::status> call = sum(in, out);  // co_await it from a task
+///
+/// Threading: any task, any number at once; `svc` must outlive it. A call has no deadline
+/// of its own (the caller's cancellation reaches the method's awaits, as for any awaited
+/// task) and an empty call_context (no metadata).
+template <message Req, message Rep>
+class local_method {
+ public:
+  /// The method `path` of `svc`; std::invalid_argument when `svc` has no unary method
+  /// there with these message types.
+  local_method(const service& svc, std::string_view path) : m_fn(svc.local_unary<Req, Rep>(path)) {
+    if (m_fn == nullptr)
+      throw std::invalid_argument("grpc::local_method: no unary method " + std::string(path) +
+                                  " with these message types");
+  }
+  /// Calls the method with a context of the caller's (one frame: the method's own).
+  task<status> operator()(const Req& in, Rep& out, call_context& ctx) const { return (*m_fn)(in, out, ctx); }
+  /// Calls the method with an empty context.
+  task<status> operator()(const Req& in, Rep& out) const {
+    call_context ctx(empty_request());
+    co_return co_await (*m_fn)(in, out, ctx);
+  }
+  /// The request an in-process call's context shows (no fields).
+  static const http::request& empty_request() noexcept {
+    static const http::request none{};
+    return none;
+  }
+
+ private:
+  const std::function<task<status>(const Req&, Rep&, call_context&)>* m_fn;
 };
 
 }  // namespace saturn::grpc
