@@ -266,3 +266,13 @@ TEST(grpc_local, calls_the_method_with_the_objects_themselves) {
   EXPECT_EQ(rt.block_on(run()), "0:42 OUT_OF_RANGE:negative");
   EXPECT_EQ(calls, 2);
 }
+
+TEST(grpc_service, a_libgrpcpp_client) {
+#ifndef SATURN_GRPCPP_CLIENT
+  GTEST_SKIP() << "built without libgrpc++ (or a sanitizer build): no C++ gRPC client";
+#else
+  test_server srv;
+  auto [out, st] = run_command(std::string(SATURN_GRPCPP_CLIENT) + " " + std::to_string(srv.port()) + " 2>&1");
+  EXPECT_EQ(out, "echo 0 from libgrpc++ done:cpp\nslow 4\nfail 3 bad \xc3\xbcnicode 100%\nline\n");
+#endif
+}

@@ -405,3 +405,16 @@ TEST(http2, an_idle_connection_is_closed_after_the_idle_timeout) {
   EXPECT_EQ(frames(srv.port(), "idle"), "closed");
   EXPECT_LT(std::chrono::steady_clock::now() - t0, 2500ms);
 }
+
+TEST(http2, node_http2_client) {
+  NEED("node");
+  h2_server srv;
+  // Node's own http2 module (prior knowledge over cleartext): three requests on one session.
+  const std::string js =
+      "const h=require('http2');const s=h.connect('" + srv.url("") + "');let out=[];let n=0;"
+      "for(const p of ['/plaintext','/stream/5000','/nosuch']){const r=s.request({':path':p});let b=0,st=0;"
+      "r.on('response',x=>{st=x[':status']});r.on('data',d=>{b+=d.length});"
+      "r.on('end',()=>{out.push(p+' '+st+' '+b);if(++n==3){console.log(out.sort().join(','));s.close();}});r.end();}";
+  auto [out, st] = http_test::run_command("timeout 20 node -e \"" + js + "\" 2>&1");
+  EXPECT_EQ(out, "/nosuch 404 9,/plaintext 200 13,/stream/5000 200 5000\n");
+}
