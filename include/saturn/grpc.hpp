@@ -5,6 +5,7 @@
 #pragma once
 
 #include <saturn/detail/compiler_check.hpp>
+#include <saturn/grpc/channel.hpp>
 #include <saturn/grpc/health.hpp>
 #include <saturn/grpc/service.hpp>
 #include <saturn/grpc/status.hpp>

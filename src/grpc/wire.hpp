@@ -34,5 +34,7 @@ std::optional<std::chrono::nanoseconds> parse_timeout(std::string_view v) noexce
 
 /// grpc-message's encoding: bytes outside 0x20-0x7E and '%' as %XX (UTF-8 kept as bytes).
 std::string percent_encode(std::string_view text);
+/// The reverse: %XX decoded, anything else as it is (a malformed escape is kept).
+std::string percent_decode(std::string_view text);
 
 }  // namespace saturn::grpc::detail

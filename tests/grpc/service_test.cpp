@@ -3,6 +3,7 @@
 // trailers, error statuses, deadlines that cancel the method, a cancelled stream, message
 // limits, unknown methods, health Check and Watch; and what non-gRPC requests get (curl).
 #include <saturn/grpc.hpp>
+#include <saturn/grpc/channel.hpp>
 #include <saturn/http/server.hpp>
 #include <saturn/net/tcp_listener.hpp>
 #include <saturn/sched/thread_pool.hpp>
@@ -13,6 +14,12 @@
 #include "grpc/test.pb.h"
 
 #include <gtest/gtest.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <csignal>
@@ -275,4 +282,153 @@ TEST(grpc_service, a_libgrpcpp_client) {
   auto [out, st] = run_command(std::string(SATURN_GRPCPP_CLIENT) + " " + std::to_string(srv.port()) + " 2>&1");
   EXPECT_EQ(out, "echo 0 from libgrpc++ done:cpp\nslow 4\nfail 3 bad \xc3\xbcnicode 100%\nline\n");
 #endif
+}
+
+namespace {
+
+/// Calls `svc_port` with saturn's grpc::channel on a pool of its own.
+struct channel_calls {
+  saturn::thread_pool pool{{.threads = 2, .mode = saturn::pool_mode::io}};
+  grpc::channel ch;
+  explicit channel_calls(std::uint16_t port) : ch("127.0.0.1:" + std::to_string(port)) {}
+
+  std::string echo(const std::string& s) {
+    return pool.block_on([](grpc::channel& c, std::string what) -> saturn::task<std::string> {
+      saturn_test::Text in, out;
+      in.set_text(what);
+      std::vector<std::string> replies;
+      std::vector<std::pair<std::string, std::string>> trailers;
+      std::vector<std::string> reqs(1);
+      in.SerializeToString(&reqs[0]);
+      grpc::call_options o;
+      o.metadata = {{"x-tag", "ch"}};
+      grpc::status st = co_await c.call("saturn_test.Calc/Echo", std::move(reqs), replies, std::move(o), nullptr,
+                                        &trailers);
+      if (!st.ok() || replies.size() != 1)
+        co_return "error " + std::string(grpc::status_name(st.code)) + " " + st.message;
+      out.ParseFromString(replies[0]);
+      std::string tr;
+      for (auto& [k, v] : trailers)
+        if (k == "x-trailer")
+          tr = v;
+      co_return out.text() + " " + tr;
+    }(ch, s));
+  }
+  std::string status_of(const std::string& method, std::optional<std::chrono::nanoseconds> timeout = {}) {
+    return pool.block_on([](grpc::channel& c, std::string m, std::optional<std::chrono::nanoseconds> t)
+                             -> saturn::task<std::string> {
+      saturn_test::Num in, out;
+      grpc::call_options o;
+      o.timeout = t;
+      grpc::status st = co_await c.unary(m, in, out, std::move(o));
+      co_return std::string(grpc::status_name(st.code)) + (st.message.empty() ? "" : " " + st.message);
+    }(ch, method, timeout));
+  }
+  std::string count(int n) {
+    return pool.block_on([](grpc::channel& c, int upto) -> saturn::task<std::string> {
+      saturn_test::Num in;
+      in.set_value(upto);
+      std::string seen;
+      auto each = [&seen](saturn_test::Num& m) {
+        seen += std::to_string(m.value()) + " ";
+        return true;
+      };
+      grpc::status st = co_await c.server_stream<saturn_test::Num>("saturn_test.Calc/Count", in, each);
+      co_return seen + std::string(grpc::status_name(st.code));
+    }(ch, n));
+  }
+  std::string sum(int n) {
+    return pool.block_on([](grpc::channel& c, int count) -> saturn::task<std::string> {
+      std::vector<saturn_test::Num> in(static_cast<std::size_t>(count));
+      for (int i = 0; i < count; ++i)
+        in[static_cast<std::size_t>(i)].set_value(i + 1);
+      saturn_test::Num out;
+      grpc::status st = co_await c.client_stream("saturn_test.Calc/Sum", std::span<const saturn_test::Num>(in), out);
+      co_return std::string(grpc::status_name(st.code)) + " " + std::to_string(out.value());
+    }(ch, n));
+  }
+  int concurrent(int n) {
+    return pool.block_on([](grpc::channel& c, int calls) -> saturn::task<int> {
+      std::vector<saturn::join_handle<bool>> hs;
+      for (int i = 0; i < calls; ++i)
+        hs.push_back(saturn::spawn([](grpc::channel& ch2, int k) -> saturn::task<bool> {
+          saturn_test::Text in, out;
+          in.set_text("c" + std::to_string(k));
+          grpc::status st = co_await ch2.unary("saturn_test.Calc/Echo", in, out);
+          co_return st.ok() && out.text() == in.text();
+        }(c, i)));
+      int ok = 0;
+      for (auto& h : hs)
+        ok += (co_await std::move(h)) ? 1 : 0;
+      co_return ok;
+    }(ch, n));
+  }
+};
+
+}  // namespace
+
+TEST(grpc_channel, calls_saturns_own_server) {
+  test_server srv;
+  channel_calls c(srv.port());
+  EXPECT_EQ(c.echo("hi"), "hi done:ch");
+  EXPECT_EQ(c.status_of("saturn_test.Calc/Fail"), "INVALID_ARGUMENT bad \xc3\xbcnicode 100%\nline");
+  EXPECT_EQ(c.status_of("saturn_test.Calc/Nope"), "UNIMPLEMENTED unknown method /saturn_test.Calc/Nope");
+  EXPECT_EQ(c.count(4), "1 2 3 4 OK");
+  EXPECT_EQ(c.sum(100), "OK 5050");
+  EXPECT_EQ(c.concurrent(300), 300);
+  const int before = slow_cancelled.load();
+  EXPECT_EQ(c.status_of("saturn_test.Calc/Slow", 200ms), "DEADLINE_EXCEEDED the deadline passed");
+  for (int i = 0; i < 200 && slow_cancelled.load() == before; ++i)
+    std::this_thread::sleep_for(10ms);
+  EXPECT_EQ(slow_cancelled.load(), before + 1) << "the server's method ran on after the client's deadline";
+}
+
+TEST(grpc_channel, an_unreachable_target_is_unavailable) {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+  socklen_t len = sizeof a;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+  ::close(fd);  // nobody listens there now
+  channel_calls c(ntohs(a.sin_port));
+  const std::string st = c.status_of("saturn_test.Calc/Echo");
+  EXPECT_EQ(st.rfind("UNAVAILABLE connect 127.0.0.1:", 0), 0u) << st;
+}
+
+TEST(grpc_channel, calls_a_python_grpcio_server) {
+  NEED_GRPCIO();
+  // The server prints its port, then serves until its stdin ends.
+  int out[2], in[2];
+  ASSERT_EQ(::pipe(out), 0);
+  ASSERT_EQ(::pipe(in), 0);
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::dup2(in[0], 0);
+    ::dup2(out[1], 1);
+    ::close(in[1]);
+    ::close(out[0]);
+    ::execl("/usr/bin/python3", "python3", SATURN_TESTS_DIR "/grpc/grpc_server.py", nullptr);
+    ::_exit(127);
+  }
+  ::close(in[0]);
+  ::close(out[1]);
+  char buf[32] = {};
+  ssize_t n = ::read(out[0], buf, sizeof buf - 1);
+  ASSERT_GT(n, 0);
+  const int port = std::atoi(buf);
+  ASSERT_GT(port, 0);
+  {
+    channel_calls c(static_cast<std::uint16_t>(port));
+    EXPECT_EQ(c.echo("to python"), "to python py:ch");
+    EXPECT_EQ(c.count(3), "1 2 3 OK");
+    EXPECT_EQ(c.sum(10), "OK 55");
+    EXPECT_EQ(c.status_of("saturn_test.Calc/Fail"), "FAILED_PRECONDITION not today");
+    EXPECT_EQ(c.concurrent(50), 50);
+  }
+  ::close(in[1]);  // the server's stdin ends: it stops
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  ::close(out[0]);
 }

@@ -1,0 +1,511 @@
+// grpc::channel: a gRPC client over one HTTP/2 connection per target (channel.hpp).
+//
+// The connection is a task (client_conn::run) that alone drives nghttp2's client session,
+// as the server's connection task does (src/http/h2_connection.cpp): a receive task hands
+// it what the socket received, calls post their requests and cancellations to it under a
+// mutex and wake it, and it sends everything nghttp2 has to say in one send. A call waits
+// on its own event for its replies and its end; the connection appends the DATA bytes to
+// the call and the call cuts messages out of them in its own task.
+//
+// Flow control is nghttp2's automatic one (windows reopen as bytes arrive): a streaming
+// call's reader that falls behind buffers its replies rather than holding the server back.
+#include <saturn/grpc/channel.hpp>
+
+#include <saturn/detail/atomic.hpp>
+#include <saturn/net/connect.hpp>
+#include <saturn/sync/event.hpp>
+#include <saturn/task/join_handle.hpp>
+#include <saturn/task/task_group.hpp>
+#include <saturn/task/time.hpp>
+
+#include "grpc/wire.hpp"
+
+#include <nghttp2/nghttp2.h>
+
+#include <sys/socket.h>
+
+#include <charconv>
+#include <cstring>
+#include <map>
+#include <mutex>
+
+namespace saturn::grpc {
+
+namespace detail {
+
+/// One call, shared by its caller and the connection task.
+struct client_call {
+  std::string path;
+  std::vector<std::pair<std::string, std::string>> headers;  // metadata and grpc-timeout
+  std::string body;                                         // the framed requests
+  std::size_t body_off = 0;                                 // connection task only
+  std::int32_t id = -1;                                     // connection task only
+  // Written by the connection task, read by the caller (under mu).
+  std::mutex mu;
+  event ev;  // set on new bytes and at the end
+  std::string rx;
+  bool done = false;
+  std::uint32_t reset_code = 0;  // RST_STREAM's code (0: ended normally)
+  int http_status = 0;
+  int grpc_status = -1;
+  std::string grpc_message;
+  std::vector<std::pair<std::string, std::string>> trailers;
+  std::string failure;  // the connection failed: why
+};
+
+/// One connection (see the file comment).
+struct client_conn {
+  client_conn(std::string t, channel_options o) : target(std::move(t)), opts(o) {}
+  std::string target;
+  channel_options opts;
+  // Shared with callers (under mu).
+  std::mutex mu;
+  std::vector<std::shared_ptr<client_call>> to_submit;
+  std::vector<std::shared_ptr<client_call>> to_cancel;
+  bool dead = false;     // no new calls: make another connection
+  bool closing = false;  // the channel is gone
+  event wake;
+  // The connection task's own.
+  nghttp2_session* session = nullptr;
+  std::map<std::int32_t, std::shared_ptr<client_call>> streams;
+
+  /// Queues `c` (false if this connection is dead: the caller makes another).
+  bool submit(std::shared_ptr<client_call> c) {
+    {
+      std::lock_guard lock(mu);
+      if (dead)
+        return false;
+      to_submit.push_back(std::move(c));
+    }
+    wake.set();
+    return true;
+  }
+  void cancel(std::shared_ptr<client_call> c) {
+    {
+      std::lock_guard lock(mu);
+      to_cancel.push_back(std::move(c));
+    }
+    wake.set();
+  }
+  bool is_dead() {
+    std::lock_guard lock(mu);
+    return dead;
+  }
+  /// Ends every call (queued or open) with `why` and refuses new ones.
+  void fail_all(const std::string& why) {
+    std::vector<std::shared_ptr<client_call>> calls;
+    {
+      std::lock_guard lock(mu);
+      dead = true;
+      calls.swap(to_submit);
+    }
+    for (auto& [id, c] : streams)
+      calls.push_back(c);
+    streams.clear();
+    for (auto& c : calls) {
+      {
+        std::lock_guard lock(c->mu);
+        if (!c->done) {
+          c->done = true;
+          c->failure = why;
+        }
+      }
+      c->ev.set();
+    }
+  }
+};
+
+namespace {
+
+client_conn& self(void* u) noexcept { return *static_cast<client_conn*>(u); }
+
+client_call* call_of(nghttp2_session* s, std::int32_t id) noexcept {
+  return static_cast<client_call*>(nghttp2_session_get_stream_user_data(s, id));
+}
+
+int on_header(nghttp2_session* s, const nghttp2_frame* f, const std::uint8_t* name, std::size_t namelen,
+              const std::uint8_t* value, std::size_t valuelen, std::uint8_t, void*) {
+  if (f->hd.type != NGHTTP2_HEADERS)
+    return 0;
+  client_call* c = call_of(s, f->hd.stream_id);
+  if (c == nullptr)
+    return 0;
+  const std::string_view n(reinterpret_cast<const char*>(name), namelen);
+  const std::string_view v(reinterpret_cast<const char*>(value), valuelen);
+  std::lock_guard lock(c->mu);
+  if (n == ":status") {
+    std::from_chars(v.data(), v.data() + v.size(), c->http_status);
+  } else if (n == "grpc-status") {
+    std::from_chars(v.data(), v.data() + v.size(), c->grpc_status);
+  } else if (n == "grpc-message") {
+    c->grpc_message = percent_decode(v);
+  } else if (f->headers.cat == NGHTTP2_HCAT_HEADERS || (f->hd.flags & NGHTTP2_FLAG_END_STREAM) != 0) {
+    c->trailers.emplace_back(std::string(n), std::string(v));  // trailing metadata (or Trailers-Only)
+  }
+  return 0;
+}
+
+int on_data(nghttp2_session* s, std::uint8_t, std::int32_t id, const std::uint8_t* data, std::size_t len, void*) {
+  client_call* c = call_of(s, id);
+  if (c == nullptr)
+    return 0;
+  {
+    std::lock_guard lock(c->mu);
+    c->rx.append(reinterpret_cast<const char*>(data), len);
+  }
+  c->ev.set();
+  return 0;
+}
+
+int on_close(nghttp2_session* s, std::int32_t id, std::uint32_t code, void* u) {
+  client_conn& conn = self(u);
+  auto it = conn.streams.find(id);
+  if (it == conn.streams.end())
+    return 0;
+  std::shared_ptr<client_call> c = std::move(it->second);
+  conn.streams.erase(it);
+  nghttp2_session_set_stream_user_data(s, id, nullptr);
+  {
+    std::lock_guard lock(c->mu);
+    c->done = true;
+    c->reset_code = code;
+  }
+  c->ev.set();
+  return 0;
+}
+
+ssize_t read_body(nghttp2_session* s, std::int32_t id, std::uint8_t* buf, std::size_t length, std::uint32_t* flags,
+                  nghttp2_data_source*, void*) {
+  client_call* c = call_of(s, id);
+  if (c == nullptr)
+    return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
+  const std::size_t n = std::min(length, c->body.size() - c->body_off);
+  std::memcpy(buf, c->body.data() + c->body_off, n);
+  c->body_off += n;
+  if (c->body_off == c->body.size())
+    *flags |= NGHTTP2_DATA_FLAG_EOF;
+  return static_cast<ssize_t>(n);
+}
+
+nghttp2_nv nv(std::string_view name, std::string_view value) noexcept {
+  // NOLINTBEGIN(cppcoreguidelines-pro-type-const-cast): nghttp2 only reads them
+  return nghttp2_nv{const_cast<std::uint8_t*>(reinterpret_cast<const std::uint8_t*>(name.data())),
+                    const_cast<std::uint8_t*>(reinterpret_cast<const std::uint8_t*>(value.data())), name.size(),
+                    value.size(), NGHTTP2_NV_FLAG_NONE};
+  // NOLINTEND(cppcoreguidelines-pro-type-const-cast)
+}
+
+void submit_call(client_conn& conn, const std::shared_ptr<client_call>& c) {
+  std::vector<nghttp2_nv> nva{nv(":method", "POST"),         nv(":scheme", "http"),
+                              nv(":authority", conn.target), nv(":path", c->path),
+                              nv("content-type", "application/grpc"), nv("te", "trailers"),
+                              nv("user-agent", "saturn-grpc")};
+  for (const auto& [k, v] : c->headers)
+    nva.push_back(nv(k, v));
+  nghttp2_data_provider prd{};
+  prd.read_callback = read_body;
+  const std::int32_t id = nghttp2_submit_request(conn.session, nullptr, nva.data(), nva.size(), &prd, c.get());
+  if (id < 0) {
+    {
+      std::lock_guard lock(c->mu);
+      c->done = true;
+      c->failure = std::string("the request could not be submitted: ") + nghttp2_strerror(id);
+    }
+    c->ev.set();
+    return;
+  }
+  c->id = id;
+  conn.streams.emplace(id, c);
+}
+
+/// The receive side, handed to the connection task (as the server's h2_receive).
+struct rx_slot {
+  std::unique_ptr<std::byte[]> buf{new std::byte[16 * 1024]};
+  std::size_t n = 0;
+  saturn::detail::atomic<bool> full{false};
+  event go;
+};
+
+task<void> receive(net::tcp_stream& s, rx_slot& rx, event& wake) {
+  for (;;) {
+    auto rv = s.recv(std::span<std::byte>(rx.buf.get(), 16 * 1024));
+    auto got = co_await rv;
+    rx.n = got ? *got : 0;
+    // ordering: release publishes buf and n to the connection task.
+    rx.full.store(true, std::memory_order_release);
+    wake.set();
+    if (rx.n == 0)
+      co_return;
+    auto w = co_await rx.go.wait();
+    if (!w)
+      co_return;
+    rx.go.reset();
+  }
+}
+
+}  // namespace
+
+/// The connection task.
+task<void> run_conn(std::shared_ptr<client_conn> conn) {
+  net::connect_options co;
+  co.attempt_timeout = conn->opts.connect_timeout;
+  auto connecting = net::connect(conn->target, co);
+  auto sock = co_await with_timeout(conn->opts.connect_timeout, std::move(connecting));
+  if (!sock) {
+    conn->fail_all("connect " + conn->target + ": " + sock.err().message());
+    co_return;
+  }
+  nghttp2_session_callbacks* cbs = nullptr;
+  nghttp2_session_callbacks_new(&cbs);
+  nghttp2_session_callbacks_set_on_header_callback(cbs, on_header);
+  nghttp2_session_callbacks_set_on_data_chunk_recv_callback(cbs, on_data);
+  nghttp2_session_callbacks_set_on_stream_close_callback(cbs, on_close);
+  const int made = nghttp2_session_client_new(&conn->session, cbs, conn.get());
+  nghttp2_session_callbacks_del(cbs);
+  if (made != 0) {
+    conn->fail_all("nghttp2 could not make a session");
+    co_return;
+  }
+  const nghttp2_settings_entry iv[] = {{NGHTTP2_SETTINGS_ENABLE_PUSH, 0},
+                                       {NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE, 1u << 20}};
+  nghttp2_submit_settings(conn->session, NGHTTP2_FLAG_NONE, iv, 2);
+  nghttp2_session_set_local_window_size(conn->session, NGHTTP2_FLAG_NONE, 0, 8u << 20);
+  rx_slot rx;
+  std::string why = "the connection to " + conn->target + " closed";
+  net::tcp_stream& s = *sock;
+  auto body = [&](task_group& g) -> task<void> {
+    g.spawn(receive(s, rx, conn->wake));
+    std::string out;
+    for (;;) {
+      conn->wake.reset();
+      // ordering: acquire pairs with the receive task's release.
+      if (rx.full.load(std::memory_order_acquire)) {
+        rx.full.store(false, std::memory_order_relaxed);
+        if (rx.n == 0)
+          break;
+        if (nghttp2_session_mem_recv(conn->session, reinterpret_cast<const std::uint8_t*>(rx.buf.get()), rx.n) < 0) {
+          why = "the server broke the HTTP/2 protocol";
+          break;
+        }
+        rx.go.set();
+      }
+      std::vector<std::shared_ptr<client_call>> subs, cancels;
+      bool closing = false;
+      {
+        std::lock_guard lock(conn->mu);
+        subs.swap(conn->to_submit);
+        cancels.swap(conn->to_cancel);
+        closing = conn->closing;
+      }
+      for (auto& c : subs)
+        submit_call(*conn, c);
+      for (auto& c : cancels)
+        if (c->id > 0 && conn->streams.count(c->id) != 0)
+          nghttp2_submit_rst_stream(conn->session, NGHTTP2_FLAG_NONE, c->id, NGHTTP2_CANCEL);
+      for (;;) {
+        const std::uint8_t* p = nullptr;
+        const ssize_t n = nghttp2_session_mem_send(conn->session, &p);
+        if (n <= 0)
+          break;
+        out.append(reinterpret_cast<const char*>(p), static_cast<std::size_t>(n));
+      }
+      if (!out.empty()) {
+        auto sent = co_await s.send(std::as_bytes(std::span(out)));
+        if (!sent) {
+          why = "send to " + conn->target + ": " + sent.err().message();
+          break;
+        }
+        out.clear();
+      }
+      if (closing) {
+        why = "the channel was destroyed";
+        break;
+      }
+      if (nghttp2_session_want_read(conn->session) == 0 && nghttp2_session_want_write(conn->session) == 0) {
+        why = "the server ended the connection (GOAWAY)";
+        break;
+      }
+      auto w = co_await conn->wake.wait();
+      (void)w;
+    }
+    g.cancel();
+  };
+  co_await task_group::run(std::move(body));
+  conn->fail_all(why);
+  nghttp2_session_del(conn->session);
+  conn->session = nullptr;
+  auto cl = s.close();
+  (void)co_await cl;
+}
+
+}  // namespace detail
+
+namespace {
+
+/// gRPC's status for an HTTP status other than 200 (the spec's mapping).
+status_code from_http(int http) noexcept {
+  switch (http) {
+    case 400: return status_code::internal;
+    case 401: return status_code::unauthenticated;
+    case 403: return status_code::permission_denied;
+    case 404: return status_code::unimplemented;
+    case 429:
+    case 502:
+    case 503:
+    case 504: return status_code::unavailable;
+    default: return status_code::unknown;
+  }
+}
+
+/// Waits for `c`'s event (a task of its own, so with_timeout can bound it).
+task<bool> wait_event(detail::client_call& c) {
+  auto w = co_await c.ev.wait();
+  co_return static_cast<bool>(w);
+}
+
+}  // namespace
+
+channel::channel(std::string target, channel_options opts)
+    : m_target(std::move(target)), m_opts(opts), m_mu(std::make_shared<std::mutex>()) {}
+
+channel::~channel() {
+  std::shared_ptr<detail::client_conn> c;
+  {
+    std::lock_guard lock(*static_cast<std::mutex*>(m_mu.get()));
+    c = std::move(m_conn);
+  }
+  if (c) {
+    {
+      std::lock_guard lock(c->mu);
+      c->closing = true;
+    }
+    c->wake.set();
+  }
+}
+
+task<status> channel::call(std::string_view method, std::vector<std::string> requests,
+                           std::vector<std::string>& replies, call_options opts,
+                           std::function<bool(std::string&)>* each,
+                           std::vector<std::pair<std::string, std::string>>* trailers) {
+  auto c = std::make_shared<detail::client_call>();
+  c->path = method.empty() || method.front() != '/' ? "/" + std::string(method) : std::string(method);
+  for (const auto& r : requests)
+    detail::append_frame(c->body, r);
+  c->headers = std::move(opts.metadata);
+  std::optional<clock::time_point> deadline;
+  if (opts.timeout) {
+    deadline = clock::now() + *opts.timeout;
+    const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(*opts.timeout).count();
+    c->headers.emplace_back("grpc-timeout", std::to_string(std::max<std::int64_t>(ms, 1)) + "m");
+  }
+  // The connection: the live one, or a new one (its task on this task's scheduler).
+  for (int attempt = 0;; ++attempt) {
+    std::shared_ptr<detail::client_conn> conn;
+    {
+      std::lock_guard lock(*static_cast<std::mutex*>(m_mu.get()));
+      if (!m_conn || m_conn->is_dead()) {
+        m_conn = std::make_shared<detail::client_conn>(m_target, m_opts);
+        saturn::spawn(detail::run_conn(m_conn)).detach();
+      }
+      conn = m_conn;
+    }
+    if (conn->submit(c))
+      break;
+    if (attempt == 1)
+      co_return status{status_code::unavailable, "no connection to " + m_target};
+  }
+  std::shared_ptr<detail::client_conn> conn;
+  {
+    std::lock_guard lock(*static_cast<std::mutex*>(m_mu.get()));
+    conn = m_conn;
+  }
+  std::string pending;
+  bool cancelled = false;
+  for (;;) {
+    bool done = false;
+    {
+      std::lock_guard lock(c->mu);
+      pending.append(c->rx);
+      c->rx.clear();
+      done = c->done;
+      if (!done)
+        c->ev.reset();
+    }
+    // Cut the messages out of what arrived.
+    std::size_t at = 0;
+    for (;;) {
+      std::string_view msg;
+      std::size_t used = 0;
+      const auto f = detail::take_frame(std::string_view(pending).substr(at), m_opts.max_receive_message, msg, used);
+      if (f == detail::frame_status::incomplete)
+        break;
+      if (f != detail::frame_status::message) {
+        if (conn)
+          conn->cancel(c);
+        co_return status{f == detail::frame_status::too_large ? status_code::resource_exhausted
+                                                               : status_code::internal,
+                         f == detail::frame_status::too_large ? "a reply is larger than the limit"
+                                                              : "a reply is compressed (not accepted)"};
+      }
+      std::string m(msg);
+      at += used;
+      if (each != nullptr) {
+        if (!(*each)(m)) {
+          cancelled = true;
+          break;
+        }
+      } else {
+        replies.push_back(std::move(m));
+      }
+    }
+    pending.erase(0, at);
+    if (cancelled) {
+      if (conn)
+        conn->cancel(c);
+      co_return status{status_code::cancelled, "the reply handler cancelled the call"};
+    }
+    if (done)
+      break;
+    bool woke = false;
+    if (deadline) {
+      const auto left = *deadline - clock::now();
+      if (left <= clock::duration::zero()) {
+        if (conn)
+          conn->cancel(c);
+        co_return status{status_code::deadline_exceeded, "the deadline passed"};
+      }
+      auto r = co_await with_timeout(left, wait_event(*c));
+      if (!r && r.err() == std::errc::timed_out) {
+        if (conn)
+          conn->cancel(c);
+        co_return status{status_code::deadline_exceeded, "the deadline passed"};
+      }
+      woke = r && *r;
+    } else {
+      woke = co_await wait_event(*c);
+    }
+    if (!woke) {
+      if (conn)
+        conn->cancel(c);
+      co_return status{status_code::cancelled, "the call was cancelled"};
+    }
+  }
+  std::lock_guard lock(c->mu);
+  if (trailers != nullptr)
+    *trailers = c->trailers;
+  if (!c->failure.empty())
+    co_return status{status_code::unavailable, c->failure};
+  if (c->http_status != 200 && c->http_status != 0)
+    co_return status{from_http(c->http_status), "HTTP status " + std::to_string(c->http_status)};
+  if (c->grpc_status < 0)
+    co_return c->reset_code != 0
+        ? status{c->reset_code == NGHTTP2_REFUSED_STREAM ? status_code::unavailable : status_code::cancelled,
+                 std::string("the server reset the call: ") + nghttp2_http2_strerror(c->reset_code)}
+        : status{status_code::internal, "the answer carried no grpc-status"};
+  if (!pending.empty())
+    co_return status{status_code::internal, "the answer ended inside a message"};
+  co_return status{c->grpc_status <= 16 ? static_cast<status_code>(c->grpc_status) : status_code::unknown,
+                   c->grpc_message};
+}
+
+}  // namespace saturn::grpc
