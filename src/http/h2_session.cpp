@@ -220,10 +220,64 @@ bool h2_session::produce(std::string& out, std::size_t budget) {
   }
 }
 
+std::unique_ptr<h2_stream> h2_session::make_stream(std::int32_t id) {
+  if (m_spare.empty()) {
+    auto st = std::make_unique<h2_stream>(*this, id);
+    st->strings.reserve(256);
+    return st;
+  }
+  // A spare stream: every field back to its initial value, the buffers' capacity kept
+  // (a stream's allocations were a good part of a small request's user-space CPU).
+  std::unique_ptr<h2_stream> st = std::move(m_spare.back());
+  m_spare.pop_back();
+  h2_stream& x = *st;
+  x.id = id;
+  x.strings.clear();
+  x.fields.clear();
+  x.method = x.path = x.authority = h2_stream::field_ref{};
+  x.has_method = x.has_path = x.has_authority = x.has_host = false;
+  x.head_bytes = 0;
+  x.refuse = 0;
+  request& r = x.req;
+  r.method = r.target = r.path = r.raw_query = {};
+  r.version_major = 2;
+  r.version_minor = 0;
+  r.keep_alive = true;
+  r.chunked = false;
+  r.m_params = nullptr;
+  r.m_count = 0;
+  r.m_body.reset_buffered({}, std::nullopt);
+  x.match = route_match{};
+  x.path_scratch.clear();
+  x.remote_done = x.streamed_in = false;
+  x.body_limit = x.body_received = x.body_returned = 0;
+  x.window_settled = false;
+  x.body.clear();
+  x.in_source.reset();
+  x.started = x.finished = x.submitted = x.closed = false;
+  x.rst_after_answer = x.answer_out = false;
+  x.dropped = 0;
+  x.resp = response{};
+  x.resp_off = 0;
+  x.t0 = 0;
+  x.stop = std::stop_source();
+  x.in_ready.reset();
+  x.out_room.reset();
+  x.in_pending.clear();
+  x.in_end = x.in_failed = x.in_over = false;
+  x.gone = false;
+  x.out_pending.clear();
+  x.out_taken = 0;
+  x.out_trailers.clear();
+  x.out_done = false;
+  x.out_ok = true;
+  x.deferred = false;
+  return st;
+}
+
 int h2_session::on_begin_headers(std::int32_t id) {
-  auto st = std::make_unique<h2_stream>(*this, id);
+  std::unique_ptr<h2_stream> st = make_stream(id);
   st->slot = m_streams.size();
-  st->strings.reserve(256);
   st->ctx = task_context{m_parent.sched, st->stop.get_token(), m_parent.live};
   nghttp2_session_set_stream_user_data(m_session, id, st.get());
   m_streams.push_back(std::move(st));
@@ -555,9 +609,11 @@ void h2_session::submit(h2_stream& st) {
   }
   // The field names must be lower case in HTTP/2 (RFC 9113 §8.2.1): lowered copies, made
   // in one buffer sized first so the views stay put.
-  std::string lower;
+  std::string& lower = m_lower;
+  lower.clear();
   lower.reserve(name_bytes(r.headers()) + name_bytes(r.trailers()));
-  std::vector<nghttp2_nv> nva;
+  std::vector<nghttp2_nv>& nva = m_nva;  // reused: no allocation per answer
+  nva.clear();
   nva.reserve(5 + r.headers().size() + r.trailers().size());
   nva.push_back(nv(":status", std::string_view(status, 3), NGHTTP2_NV_FLAG_NO_COPY_NAME));
   nva.push_back(nv("server", m_server_name, NGHTTP2_NV_FLAG_NO_COPY_NAME));
@@ -654,12 +710,17 @@ void h2_session::maybe_free(h2_stream* st) noexcept {
   if (!st->closed || (st->started && !st->finished))
     return;
   const std::size_t i = st->slot;
+  std::unique_ptr<h2_stream> gone = std::move(m_streams[i]);
   if (i + 1 != m_streams.size()) {
     m_streams[i] = std::move(m_streams.back());
     m_streams[i]->slot = i;
   }
   m_streams.pop_back();
   --m_live;
+  // Kept for the next stream, up to the streams a client may open at once.
+  if (m_spare.size() < m_opts.max_concurrent_streams && gone->body.capacity() <= 64 * 1024 &&
+      gone->out_pending.capacity() <= 64 * 1024)
+    m_spare.push_back(std::move(gone));
 }
 
 void h2_session::begin_stop() {

@@ -29,7 +29,7 @@
 #include <string_view>
 #include <vector>
 
-struct nghttp2_session;
+#include <nghttp2/nghttp2.h>
 
 namespace saturn::http::detail {
 
@@ -45,6 +45,11 @@ class h2_body final : public body_source {
  public:
   h2_body(h2_session& s, h2_stream& st) noexcept : m_s(s), m_st(st) {}
   task<result<std::string_view>> next() override;
+  /// Back to a new stream's state (a reused stream).
+  void reset() noexcept {
+    m_piece.clear();
+    m_handed = 0;
+  }
 
  private:
   h2_session& m_s;
@@ -205,6 +210,9 @@ class h2_session {
   std::size_t m_live = 0;     // streams not freed
   std::size_t m_running = 0;  // started, not finished
   std::vector<std::unique_ptr<h2_stream>> m_streams;  // every live stream (unordered)
+  std::vector<std::unique_ptr<h2_stream>> m_spare;    // freed streams, kept for reuse
+  /// A stream for `id`: a spare one reset (its buffers keep their capacity), or a new one.
+  std::unique_ptr<h2_stream> make_stream(std::int32_t id);
   std::vector<std::pair<std::int32_t, std::size_t>> m_consume;  // window to give back after receive()
   bool m_stopping = false;
   // Control-frame flood accounting: frames in the current one-second window.
@@ -219,6 +227,9 @@ class h2_session {
   std::mutex m_mu;
   std::vector<posted> m_posted;
   std::vector<posted> m_work;  // drain_events' swap partner
+  // submit()'s scratch, reused across answers.
+  std::string m_lower;
+  std::vector<nghttp2_nv> m_nva;
 };
 
 }  // namespace saturn::http::detail
