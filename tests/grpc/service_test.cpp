@@ -397,38 +397,75 @@ TEST(grpc_channel, an_unreachable_target_is_unavailable) {
   EXPECT_EQ(st.rfind("UNAVAILABLE connect 127.0.0.1:", 0), 0u) << st;
 }
 
+namespace {
+
+/// A server program that prints its port and serves until its stdin ends.
+class child_server {
+ public:
+  explicit child_server(std::vector<std::string> argv) {
+    int out[2], in[2];
+    if (::pipe(out) != 0 || ::pipe(in) != 0)
+      return;
+    m_pid = ::fork();
+    if (m_pid == 0) {
+      ::dup2(in[0], 0);
+      ::dup2(out[1], 1);
+      ::close(in[1]);
+      ::close(out[0]);
+      std::vector<char*> args;
+      for (auto& a : argv)
+        args.push_back(a.data());
+      args.push_back(nullptr);
+      ::execv(args[0], args.data());
+      ::_exit(127);
+    }
+    ::close(in[0]);
+    ::close(out[1]);
+    m_in = in[1];
+    char buf[32] = {};
+    if (::read(out[0], buf, sizeof buf - 1) > 0)
+      m_port = std::atoi(buf);
+    ::close(out[0]);
+  }
+  ~child_server() {
+    if (m_in >= 0)
+      ::close(m_in);  // its stdin ends: it stops
+    int status = 0;
+    if (m_pid > 0)
+      ::waitpid(m_pid, &status, 0);
+  }
+  int port() const { return m_port; }
+
+ private:
+  pid_t m_pid = -1;
+  int m_in = -1;
+  int m_port = 0;
+};
+
+}  // namespace
+
+TEST(grpc_channel, calls_a_libgrpcpp_server) {
+#ifndef SATURN_GRPCPP_SERVER
+  GTEST_SKIP() << "built without libgrpc++ (or a sanitizer build): no C++ gRPC server";
+#else
+  child_server server({SATURN_GRPCPP_SERVER});
+  ASSERT_GT(server.port(), 0);
+  channel_calls c(static_cast<std::uint16_t>(server.port()));
+  EXPECT_EQ(c.echo("to libgrpc++"), "to libgrpc++ cpp:ch");
+  EXPECT_EQ(c.count(4), "1 2 3 4 OK");
+  EXPECT_EQ(c.status_of("saturn_test.Calc/Nope"), "UNIMPLEMENTED no such method");
+  EXPECT_EQ(c.concurrent(100), 100);
+#endif
+}
+
 TEST(grpc_channel, calls_a_python_grpcio_server) {
   NEED_GRPCIO();
-  // The server prints its port, then serves until its stdin ends.
-  int out[2], in[2];
-  ASSERT_EQ(::pipe(out), 0);
-  ASSERT_EQ(::pipe(in), 0);
-  const pid_t pid = ::fork();
-  if (pid == 0) {
-    ::dup2(in[0], 0);
-    ::dup2(out[1], 1);
-    ::close(in[1]);
-    ::close(out[0]);
-    ::execl("/usr/bin/python3", "python3", SATURN_TESTS_DIR "/grpc/grpc_server.py", nullptr);
-    ::_exit(127);
-  }
-  ::close(in[0]);
-  ::close(out[1]);
-  char buf[32] = {};
-  ssize_t n = ::read(out[0], buf, sizeof buf - 1);
-  ASSERT_GT(n, 0);
-  const int port = std::atoi(buf);
-  ASSERT_GT(port, 0);
-  {
-    channel_calls c(static_cast<std::uint16_t>(port));
-    EXPECT_EQ(c.echo("to python"), "to python py:ch");
-    EXPECT_EQ(c.count(3), "1 2 3 OK");
-    EXPECT_EQ(c.sum(10), "OK 55");
-    EXPECT_EQ(c.status_of("saturn_test.Calc/Fail"), "FAILED_PRECONDITION not today");
-    EXPECT_EQ(c.concurrent(50), 50);
-  }
-  ::close(in[1]);  // the server's stdin ends: it stops
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  ::close(out[0]);
+  child_server server({"/usr/bin/python3", SATURN_TESTS_DIR "/grpc/grpc_server.py"});
+  ASSERT_GT(server.port(), 0);
+  channel_calls c(static_cast<std::uint16_t>(server.port()));
+  EXPECT_EQ(c.echo("to python"), "to python py:ch");
+  EXPECT_EQ(c.count(3), "1 2 3 OK");
+  EXPECT_EQ(c.sum(10), "OK 55");
+  EXPECT_EQ(c.status_of("saturn_test.Calc/Fail"), "FAILED_PRECONDITION not today");
+  EXPECT_EQ(c.concurrent(50), 50);
 }
