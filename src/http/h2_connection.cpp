@@ -20,13 +20,15 @@
 //
 // The sweeper sees a connection with a handler running as busy, one with streams open and
 // none running as reading (the header timeout: a client that opens a stream and never
-// finishes it), one with no stream as idle (the idle timeout). At the server's stop the
+// finishes it). One with no stream keeps the idle timeout itself, so that it can send
+// GOAWAY before it closes (the sweeper sees it busy). At the server's stop the
 // connection sends GOAWAY with the last stream it took, cancels the handlers in flight
 // (their answers still go out), and closes once every stream is done — or when stop_grace
 // has passed (the sweeper shuts the socket down).
 #include <saturn/http/server.hpp>
 #include <saturn/detail/atomic.hpp>
 #include <saturn/task/task_group.hpp>
+#include <saturn/task/time.hpp>
 
 #include "http/conn_io.hpp"
 #include "http/connection_registry.hpp"
@@ -49,6 +51,12 @@ struct h2_rx {
   saturn::detail::atomic<bool> full{false};  // the connection task owns buf and n
   event go;                                  // set when the receive task may receive again
 };
+
+/// Waits for `wake` in a task of its own, so with_timeout can bound it.
+task<bool> wait_wake(event& wake) {
+  auto w = co_await wake.wait();
+  co_return static_cast<bool>(w);
+}
 
 template <class Io>
 task<void> h2_receive(Io& io, h2_rx& rx, detail::h2_session& s) {
@@ -159,12 +167,22 @@ task<void> server::run_h2(Io& io, detail::conn_entry& entry, std::span<const std
         break;
       if (stop_sent && sess.active() == 0)
         break;
-      const detail::conn_state now_state = sess.running() > 0  ? detail::conn_state::busy
-                                           : sess.active() > 0 ? detail::conn_state::reading
-                                                               : detail::conn_state::idle;
+      // With no stream the connection keeps its own idle timeout (so it can say GOAWAY
+      // first): the sweeper sees it busy then, and only its stop applies.
+      const bool idle = sess.active() == 0;
+      const detail::conn_state now_state = sess.running() > 0 || idle ? detail::conn_state::busy
+                                                                     : detail::conn_state::reading;
       if (now_state != shown || entry.state.load(std::memory_order_relaxed) == detail::conn_state::sending) {
         shown = now_state;
         entry.set(shown, detail::coarse_now_ms());
+      }
+      if (idle && !stop_sent) {
+        auto waited = co_await with_timeout(m_opts.idle_timeout, wait_wake(sess.wake));
+        if (!waited && waited.err() == std::errc::timed_out) {
+          sess.begin_stop();  // GOAWAY(NO_ERROR), then the loop ends the connection
+          stop_sent = true;
+        }
+        continue;
       }
       auto w = co_await sess.wake.wait();
       (void)w;
