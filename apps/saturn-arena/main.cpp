@@ -121,8 +121,8 @@ int main(int argc, char** argv) {
   arena::add_routes(routes, st);
   if (with_metrics)
     saturn::http::add_metrics_route(routes);
-  // unary-grpc: GetSum, and the health service a gRPC deployment is probed with. Mounted
-  // last: its fallback answers UNIMPLEMENTED to gRPC calls of any other path.
+  // unary-grpc: GetSum, and the health service a gRPC deployment is probed with; gRPC
+  // calls of any other path get UNIMPLEMENTED.
   saturn::grpc::service grpc_svc;
   grpc_svc.unary<benchmark::SumRequest, benchmark::SumReply>(
       "benchmark.BenchmarkService/GetSum",

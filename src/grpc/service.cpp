@@ -271,16 +271,14 @@ void service::mount(http::router& r, bool fallback) const {
     r.add("POST", pattern, [this, mp](const request& req, const http::route_params&) { return call(*mp, req); }, ro);
   }
   if (fallback) {
-    r.add(
-        "POST", "/{*path}",
-        [](const request& req, const http::route_params&) -> task<response> {
-          if (!is_grpc(req.header("content-type")))
-            co_return response(404, "text/plain", "Not Found");
-          std::string what = "unknown method ";
-          what.append(req.path);
-          co_return trailers_only({status_code::unimplemented, std::move(what)}, nullptr);
-        },
-        ro);
+    // Only gRPC calls: anything else no route matches still gets 404 / 405.
+    r.otherwise([](const request& req) { return req.method == "POST" && is_grpc(req.header("content-type")); },
+                [](const request& req, const http::route_params&) -> task<response> {
+                  std::string what = "unknown method ";
+                  what.append(req.path);
+                  co_return trailers_only({status_code::unimplemented, std::move(what)}, nullptr);
+                },
+                ro);
   }
 }
 

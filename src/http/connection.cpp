@@ -512,6 +512,12 @@ task<void> server::run_connection(Io& io, detail::conn_entry& entry, cleartext p
       write_options wo{req.keep_alive, req.version_minor, req.method == "HEAD"};
       const std::string_view path = normalize_path(req.path, path_scratch);
       route_match m = m_router.match(req.method, path);
+      if (!m.fn) [[unlikely]] {
+        if (const handler* other = m_router.otherwise_for(req, &m.options); other != nullptr) {
+          m.fn = other;
+          m.route = static_cast<unsigned>(stats.unmatched_route);
+        }
+      }
       if (m.fn) {
         // Inline rather than through `call`: no extra coroutine frame per request on the
         // hot path.

@@ -365,6 +365,12 @@ void h2_session::head_done(h2_stream& st) {
   }
   st.match = m_router.match(req.method, normalize_path(req.path, st.path_scratch));
   if (st.match.fn == nullptr) {
+    if (const handler* other = m_router.otherwise_for(req, &st.match.options); other != nullptr) {
+      st.match.fn = other;
+      st.match.route = static_cast<unsigned>(m_stats.unmatched_route);
+    }
+  }
+  if (st.match.fn == nullptr) {
     st.resp = unrouted(m_router, req, normalize_path(req.path, st.path_scratch), st.match.status);
     st.match.route = static_cast<unsigned>(m_stats.unmatched_route);
     st.refuse = st.resp.status;

@@ -55,7 +55,24 @@ void router::add(std::string_view method, std::string_view pattern, handler fn, 
 void router::wrap(middleware m) {
   for (route& r : m_routes)
     r.fn = http::wrap(std::move(r.fn), m);
+  if (m_otherwise)
+    m_otherwise = http::wrap(std::move(m_otherwise), m);
   m_wrappers.push_back(std::move(m));
+}
+
+void router::otherwise(std::function<bool(const request&)> accepts, handler fn, route_options opts) {
+  for (const middleware& m : m_wrappers)
+    fn = http::wrap(std::move(fn), m);
+  m_otherwise_accepts = std::move(accepts);
+  m_otherwise = std::move(fn);
+  m_otherwise_opts = opts;
+}
+
+const handler* router::otherwise_for(const request& req, const route_options** opts) const {
+  if (!m_otherwise || !m_otherwise_accepts || !m_otherwise_accepts(req))
+    return nullptr;
+  *opts = &m_otherwise_opts;
+  return &m_otherwise;
 }
 
 bool router::match_route(const route& r, std::string_view path, route_params& out) const noexcept {

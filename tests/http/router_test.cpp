@@ -265,3 +265,26 @@ TEST(http_writer, date_matches_the_clock) {
   EXPECT_GE(t, before - 1);
   EXPECT_LE(t, after);
 }
+
+TEST(router, otherwise_takes_only_what_it_accepts) {
+  saturn::http::router r;
+  r.get("/a", [](const saturn::http::request&) -> saturn::task<saturn::http::response> {
+    co_return saturn::http::response::text("a");
+  });
+  saturn::http::request plain;
+  const saturn::http::route_options* opts = nullptr;
+  EXPECT_EQ(r.otherwise_for(plain, &opts), nullptr);  // none set
+  r.otherwise([](const saturn::http::request& q) { return q.method == "POST"; },
+              [](const saturn::http::request&, const saturn::http::route_params&) -> saturn::task<saturn::http::response> {
+                co_return saturn::http::response::text("other");
+              },
+              {.stream_body = true});
+  EXPECT_EQ(r.otherwise_for(plain, &opts), nullptr);  // not accepted: 404 / 405 as before
+  EXPECT_EQ(r.match("GET", "/nope").status, 404);
+  EXPECT_EQ(r.match("DELETE", "/a").status, 405);
+  saturn::http::request post;
+  post.method = "POST";
+  ASSERT_NE(r.otherwise_for(post, &opts), nullptr);
+  ASSERT_NE(opts, nullptr);
+  EXPECT_TRUE(opts->stream_body);
+}

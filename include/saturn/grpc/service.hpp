@@ -14,7 +14,7 @@
 ///           co_return saturn::grpc::status::success();
 ///         });
 ///     saturn::http::router routes;
-///     svc.mount(routes);  // after the application's own routes (see mount)
+///     svc.mount(routes);
 ///
 /// The protocol (https://github.com/grpc/grpc/blob/master/doc/PROTOCOL-HTTP2.md): messages
 /// are length-prefixed (a compressed flag and 4 bytes of length); the answer is HEADERS
@@ -260,10 +260,10 @@ class service {
     });
   }
 
-  /// Adds every method to `r` as a POST route, then (with `fallback`) a POST route for any
-  /// other path that answers a gRPC call UNIMPLEMENTED (and anything else 404). Routes are
-  /// tried in the order added: mount after the application's own POST routes. The service
-  /// must outlive `r`'s use. Not thread-safe (before serving).
+  /// Adds every method to `r` as a POST route and (with `fallback`) answers a gRPC call of
+  /// any other path UNIMPLEMENTED (router::otherwise: other requests no route matches
+  /// still get 404 / 405). The service must outlive `r`'s use. Not thread-safe (before
+  /// serving).
   void mount(http::router& r, bool fallback = true) const;
 
   /// The method paths, in order added ("package.Service/Method").

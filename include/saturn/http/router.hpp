@@ -132,6 +132,14 @@ class router {
   /// answers for "*" itself. Allocates; meant for the rare 405 and OPTIONS answers.
   /// Read-only: any thread, like match.
   std::string allowed_methods(std::string_view path) const;
+  /// A handler for the requests no route matches that `accepts(req)` takes — gRPC calls of
+  /// an unknown method, say, whatever their path — while the others still get 404, 405 or
+  /// 501. One per router (a later call replaces it); before serving, like add. The
+  /// middleware of wrap() applies to it too.
+  void otherwise(std::function<bool(const request&)> accepts, handler fn, route_options opts = {});
+  /// The otherwise() handler if it takes `req` (and its options in `*opts`), else null.
+  /// Read-only: any thread, like match.
+  const handler* otherwise_for(const request& req, const route_options** opts) const;
   /// How many routes were added (route_match::route is below it). Read-only, like match.
   std::size_t route_count() const noexcept { return m_routes.size(); }
   /// The pattern route `i` was added with ("/delay/{ms}"): the server's metrics label
@@ -156,6 +164,9 @@ class router {
   std::vector<route> m_routes;
   std::vector<middleware> m_wrappers;  // applied to routes added later too, in order
   bool m_streams = false;              // some route has stream_body
+  std::function<bool(const request&)> m_otherwise_accepts;  // otherwise(): which requests
+  handler m_otherwise;                                      // ... and their handler
+  route_options m_otherwise_opts;
 };
 
 }  // namespace saturn::http
