@@ -68,8 +68,8 @@ void wait_for_fork(pool_impl& p, worker& w, fork_job& job) noexcept {
       continue;
     }
     std::uint32_t expected = 0;
-    // ordering: acquire on failure: reading 1 there means done (same as the load above).
-    if (s == 2 || job.m_state.compare_exchange_strong(expected, 2, std::memory_order_relaxed,
+    // ordering: acquire: reading 1 on failure means done (as the load above).
+    if (s == 2 || job.m_state.compare_exchange_strong(expected, 2, std::memory_order_acquire,
                                                        std::memory_order_acquire)) {
       (void)futex_wait(&job.m_state, 2, sleep);
       sleep = sleep * 2 < k_max_sleep ? sleep * 2 : k_max_sleep;
