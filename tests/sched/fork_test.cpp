@@ -314,3 +314,32 @@ TEST_P(pool_fork, a_joiner_waiting_long_for_a_thief_sleeps_and_wakes) {
 }
 
 }  // namespace
+
+namespace {
+
+std::uint64_t total_wakeups() {
+  std::uint64_t n = 0;
+  for (const saturn::pool_stats& p : saturn::live_pool_stats())
+    for (const saturn::worker_stats& w : p.workers)
+      n += w.wakeups;
+  return n;
+}
+
+// The cost model: a wake of a parked worker is tens of microseconds, so forks must not
+// wake one each. A fork wakes a sleeper only when nobody searches; once the other workers
+// are busy stealing, forking wakes nobody. 2^16 forks may cost a handful of wake-ups (a
+// worker that ran dry parks and is woken by the next fork), far below one per fork.
+TEST_P(pool_fork, forks_do_not_wake_a_parked_worker_each) {
+  if (GetParam().threads < 2)
+    GTEST_SKIP() << "a single worker has nobody to wake";
+  constexpr std::uint64_t n = 1 << 16;
+  thread_pool pool(options_for(GetParam()));
+  auto ran = make_flags(n);
+  std::this_thread::sleep_for(20ms);  // the idle workers park
+  const std::uint64_t before = total_wakeups();
+  EXPECT_EQ(pool.block_on(call_in_task([&] { return tree_sum(0, n, ran.get()); })), expected_sum(n));
+  const std::uint64_t woken = total_wakeups() - before;
+  EXPECT_LT(woken, n / 64) << "forks woke parked workers " << woken << " times";
+}
+
+}  // namespace
