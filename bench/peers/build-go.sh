@@ -2,7 +2,7 @@
 # Builds the Go peers of `make bench` (bench/peers/README.md) into OUTDIR/bin.
 #
 #   bench/peers/build-go.sh OUTDIR [suite...]
-#       suites: spawn sched ring walk echo http http_client tls arena (default: all of them)
+#       suites: spawn sched ring walk echo http http_client tls arena forkjoin (default: all of them)
 #
 # One module (bench/peers/go.mod, `saturnpeers`), Debian's Go (golang-go), standard
 # library only except arena-go, whose gorilla/websocket and andybalholm/brotli come from
@@ -13,7 +13,7 @@
 # ship. A second run rebuilds nothing that did not change. Prints "built PATH" lines.
 set -euo pipefail
 
-usage() { echo "usage: $0 OUTDIR [spawn|sched|ring|walk|echo|http|http_client|tls|arena ...]" >&2; exit 2; }
+usage() { echo "usage: $0 OUTDIR [spawn|sched|ring|walk|echo|http|http_client|tls|arena|forkjoin ...]" >&2; exit 2; }
 [ $# -ge 1 ] || usage
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 mkdir -p "$1"
@@ -22,12 +22,12 @@ shift
 suites=()
 for a in "$@"; do
     case "$a" in
-        spawn | sched | ring | walk | echo | http | http_client | tls | arena) suites+=("$a") ;;
+        spawn | sched | ring | walk | echo | http | http_client | tls | arena | forkjoin) suites+=("$a") ;;
         --quick) ;; # Go has one build; accepted so the dispatcher can pass it on
         *) echo "build-go.sh: unknown suite: $a" >&2; usage ;;
     esac
 done
-[ ${#suites[@]} -gt 0 ] || suites=(spawn sched ring walk echo http http_client tls arena)
+[ ${#suites[@]} -gt 0 ] || suites=(spawn sched ring walk echo http http_client tls arena forkjoin)
 log() { echo "[build-go.sh] $*" >&2; }
 started=$(date +%s)
 

@@ -22,7 +22,7 @@
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-usage() { echo "usage: $0 OUTDIR [--quick] [loop|spawn|sched|ring|walk|echo|http|http_client|tls|arena ...]" >&2; exit 2; }
+usage() { echo "usage: $0 OUTDIR [--quick] [loop|spawn|sched|ring|walk|echo|http|http_client|tls|arena|forkjoin ...]" >&2; exit 2; }
 log() { echo "build-native.sh: $*" >&2; }
 [ $# -ge 1 ] || usage
 case "$1" in -*) usage ;; esac
@@ -34,11 +34,11 @@ suites=()
 for a in "$@"; do
     case "$a" in
         --quick) quick=1 ;;
-        loop | spawn | sched | ring | walk | echo | http | http_client | tls | arena) suites+=("$a") ;;
+        loop | spawn | sched | ring | walk | echo | http | http_client | tls | arena | forkjoin) suites+=("$a") ;;
         *) log "unknown suite or flag: $a"; usage ;;
     esac
 done
-[ ${#suites[@]} -gt 0 ] || suites=(loop spawn sched ring echo http http_client tls arena)
+[ ${#suites[@]} -gt 0 ] || suites=(loop spawn sched ring echo http http_client tls arena forkjoin)
 want() { local s; for s in "${suites[@]}"; do [ "$s" = "$1" ] && return 0; done; return 1; }
 started=$(date +%s)
 
@@ -52,9 +52,9 @@ need_lib() {
 }
 CXX=${CXX:-g++}
 CC=${CC:-gcc}
-if want loop || want spawn || want sched || want echo || want http; then need_tool "$CXX" g++; fi
+if want loop || want spawn || want sched || want echo || want http || want forkjoin; then need_tool "$CXX" g++; fi
 want loop && need_lib liburing-dev
-{ want spawn || want sched; } && need_lib libtbb-dev
+{ want spawn || want sched || want forkjoin; } && need_lib libtbb-dev
 want ring && { need_tool erlc erlang-base; need_tool erl erlang-base; }
 want echo && { need_lib libboost-dev; need_lib libuv1-dev; need_tool "$CC" gcc; }
 want http && { need_lib libboost-dev; need_tool node nodejs; need_tool nginx nginx; }
@@ -127,6 +127,12 @@ want spawn && compile spawn-tbb "$CXX" "$here/spawn/tbb/spawn_tbb.cpp" \
     -std=c++20 "$opt" "${common[@]}" -- -ltbb
 want sched && compile sched-tbb "$CXX" "$here/sched/tbb/sched_tbb.cpp" \
     -std=c++20 "$opt" "${common[@]}" -- -ltbb
+# forkjoin-tbb runs the same leaf code as saturn's side (common/cxx/forkjoin_work.hpp),
+# so it gets saturn's release level, -O3, or the comparison would be of the compilers.
+fj_opt=-O3
+[ $quick = 1 ] && fj_opt=-O1
+want forkjoin && compile forkjoin-tbb "$CXX" "$here/forkjoin/tbb/forkjoin_tbb.cpp" \
+    -std=c++20 "$fj_opt" "${common[@]}" -- -ltbb
 want echo && compile echo-asio "$CXX" "$here/echo/asio/echo_asio.cpp" \
     -std=c++17 "$opt" "${common[@]}" --
 want echo && compile echo-libuv "$CC" "$here/echo/libuv/echo_libuv.c" \

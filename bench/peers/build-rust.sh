@@ -2,7 +2,7 @@
 # Builds the Rust peers of `make bench` (bench/peers/README.md) into OUTDIR/bin.
 #
 #   bench/peers/build-rust.sh OUTDIR [--quick] [suite...]
-#       suites: spawn sched walk echo http http_client arena process (default: all of them)
+#       suites: spawn sched walk echo http http_client arena process forkjoin (default: all of them)
 #       --quick: the `quick` profile (no LTO, 16 codegen units) for the CI smoke build
 #
 # Offline, with Debian's cargo/rustc (/usr/bin/cargo, /usr/bin/rustc) and Debian's crate
@@ -17,7 +17,7 @@
 # rebuilds nothing that did not change. Prints one "built PATH" line per program.
 set -euo pipefail
 
-usage() { echo "usage: $0 OUTDIR [--quick] [spawn|sched|walk|echo|http|http_client|arena|process ...]" >&2; exit 2; }
+usage() { echo "usage: $0 OUTDIR [--quick] [spawn|sched|walk|echo|http|http_client|arena|process|forkjoin ...]" >&2; exit 2; }
 [ $# -ge 1 ] || usage
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 mkdir -p "$1"
@@ -28,11 +28,11 @@ suites=()
 for a in "$@"; do
     case "$a" in
         --quick) profile=quick ;;
-        spawn | sched | walk | echo | http | http_client | arena | process) suites+=("$a") ;;
+        spawn | sched | walk | echo | http | http_client | arena | process | forkjoin) suites+=("$a") ;;
         *) echo "build-rust.sh: unknown suite or option: $a" >&2; usage ;;
     esac
 done
-[ ${#suites[@]} -gt 0 ] || suites=(spawn sched walk echo http http_client arena process)
+[ ${#suites[@]} -gt 0 ] || suites=(spawn sched walk echo http http_client arena process forkjoin)
 log() { echo "[build-rust.sh] $*" >&2; }
 started=$(date +%s)
 
@@ -40,11 +40,13 @@ started=$(date +%s)
 declare -A program=([spawn]=spawn-tokio [sched]=sched-tokio [walk]=walk-rayon
                     [echo]=echo-tokio [http]=http-hyper [arena]=arena-hyper
                     [process]=process-tokio
-                    [http_client]=http_client-hyper)
+                    [http_client]=http_client-hyper
+                    [forkjoin]="forkjoin-rayon forkjoin-tokio")
 declare -A crate_pkg=([spawn]=librust-tokio-dev [sched]=librust-tokio-dev
                       [walk]=librust-rayon-dev [echo]=librust-tokio-dev
                       [http]=librust-hyper-dev [arena]=librust-hyper-dev
-                      [process]=librust-tokio-dev [http_client]=librust-hyper-dev)
+                      [process]=librust-tokio-dev [http_client]=librust-hyper-dev
+                      [forkjoin]="librust-rayon-dev librust-tokio-dev")
 declare -A crate_dir=([librust-tokio-dev]=tokio-1 [librust-rayon-dev]=rayon-1
                       [librust-hyper-dev]=hyper-0.14)
 
@@ -56,8 +58,9 @@ missing=()
 [ -x "$cargo" ] || missing+=(cargo)
 [ -x "$rustc" ] || missing+=(rustc)
 for s in "${suites[@]}"; do
-    p=${crate_pkg[$s]}
-    compgen -G "$registry/${crate_dir[$p]}*" >/dev/null || missing+=("$p")
+    for p in ${crate_pkg[$s]}; do
+        compgen -G "$registry/${crate_dir[$p]}*" >/dev/null || missing+=("$p")
+    done
 done
 if [ ${#missing[@]} -gt 0 ]; then
     missing=($(printf '%s\n' "${missing[@]}" | sort -u))
@@ -75,7 +78,7 @@ mkdir -p "$src" "$out/bin" "$build/cargo-home"
 # cp -p keeps modification times, so Cargo sees unchanged files as unchanged; files
 # gone from the source tree go from the copy too.
 members=(Cargo.toml common/rust spawn/tokio sched/tokio walk/rayon echo/tokio http/hyper
-         arena/hyper process/tokio http_client/hyper)
+         arena/hyper process/tokio http_client/hyper forkjoin/rayon forkjoin/tokio)
 list() { # the members' sources under $1 (none yet in a fresh copy)
     (cd "$1" && find "${members[@]}" -type f \( -name '*.rs' -o -name Cargo.toml \) 2>/dev/null || true) | sort
 }
@@ -116,15 +119,16 @@ fi
 
 # ---------------------------------------------------------------- build
 pkgs=()
-for s in "${suites[@]}"; do pkgs+=(-p "${program[$s]}"); done
+for s in "${suites[@]}"; do for b in ${program[$s]}; do pkgs+=(-p "$b"); done; done
 log "cargo build --profile $profile ${pkgs[*]} ($toolchain)"
 (cd "$src" && CARGO_HOME="$build/cargo-home" CARGO_TARGET_DIR="$build/cargo-target" \
     RUSTC="$rustc" RUSTDOC="$(dirname "$rustc")/rustdoc" \
     "$cargo" build --offline --quiet --profile "$profile" "${pkgs[@]}")
 for s in "${suites[@]}"; do
-    b=${program[$s]}
-    f="$build/cargo-target/$profile/$b"
-    cmp -s "$f" "$out/bin/$b" || install -m 0755 "$f" "$out/bin/$b"
-    echo "built $out/bin/$b"
+    for b in ${program[$s]}; do
+        f="$build/cargo-target/$profile/$b"
+        cmp -s "$f" "$out/bin/$b" || install -m 0755 "$f" "$out/bin/$b"
+        echo "built $out/bin/$b"
+    done
 done
 log "done in $(($(date +%s) - started)) s ($profile)"

@@ -6,6 +6,7 @@
 #include <saturn/detail/compiler_check.hpp>
 #include <saturn/result.hpp>
 #include <saturn/task/io.hpp>
+#include <saturn/task/join.hpp>
 #include <saturn/task/join_handle.hpp>
 #include <saturn/task/runtime.hpp>
 #include <saturn/task/task.hpp>

@@ -15,6 +15,9 @@ short reason. The rules follow docs/workloads.md and what the peer programs prin
          that an offered session was resumed, and exits non-zero otherwise)
   process checksum == children (every child exited 0), zombies == 0 (the programs
          also exit non-zero on a zombie or a leftover child)
+  forkjoin checksum == the workload's known answer (each program also checks every
+         sample against a sequential reference and exits non-zero on a mismatch),
+         tasks == 2 x the workload's joins
   http   errors == 0 and non2xx == 0; delay: the fastest response (min_us) took at least
          delay_ms (no answer early)
 """
@@ -170,10 +173,29 @@ def check_http_client(rec: dict, ctx: dict) -> str | None:
     return None
 
 
+# forkjoin (docs/workloads.md): the answers and task counts, the same for every runtime
+# and thread count. quicksort_10m's task count follows from the fixed input and pivot rule.
+FORKJOIN_ANSWERS = {
+    "tree_sum_4m": (9_007_198_346_674_176, 4_194_302),
+    "quicksort_10m": (95_159_760_890_692_621, 16_882),
+    "matmul_512": (9_223_372_036_854_775_364, 449_388),
+}
+
+
+def check_forkjoin(rec: dict, ctx: dict) -> str | None:
+    want = FORKJOIN_ANSWERS.get(rec.get("scenario"))
+    if want is None:
+        return f"unknown forkjoin scenario {rec.get('scenario')!r}"
+    if _int(rec, "tasks") != want[1]:
+        return f"tasks {rec.get('tasks')} != {want[1]}"
+    return _equal(rec, want[0], "the workload's answer")
+
+
 CHECKS = {
     "loop": check_loop, "spawn": check_spawn, "sched": check_sched, "ring": check_ring,
     "echo": check_echo, "http": check_http, "walk": check_walk, "tls": check_tls,
     "arena": check_arena, "process": check_process, "http-client": check_http_client,
+    "forkjoin": check_forkjoin,
 }
 
 

@@ -129,6 +129,25 @@ def spawn_steps(run: SuiteRun, rt: Runtime) -> list:
     return steps
 
 
+FORKJOIN_SCENARIOS = ("tree_sum_4m", "quicksort_10m", "matmul_512")
+FORKJOIN_SAMPLE_S = 1.3  # the three scenarios, one sample each, at 1 thread (2-CPU dev VM, Go the slowest)
+
+
+def forkjoin_threads(run: SuiteRun) -> list:
+    """The contract's 1 and 2 threads (only the configured count in the smoke check)."""
+    return [run.threads] if run.params.smoke else sorted({1, 2, run.threads})
+
+
+def forkjoin_steps(run: SuiteRun, rt: Runtime) -> list:
+    """One process per thread count, all three scenarios in it."""
+    steps = []
+    for t in forkjoin_threads(run):
+        argv = [str(rt.path), "--threads", str(t)] + _common_flags(run)
+        steps.append(_program_step(run, rt, f"threads={t}", argv, FORKJOIN_SCENARIOS,
+                                   FORKJOIN_SAMPLE_S, t))
+    return steps
+
+
 SCHED_SCENARIOS = ("flood_1m", "contended_spawn_8x", "cpu_work_10us", "cpu_work_100us",
                    "contended_cpu_10us", "nested_fanout_4x", "burst_drain_burst",
                    "mixed_fast_slow")
@@ -328,6 +347,20 @@ def _make_suites() -> dict:
                     "yield_pingpong": ("ns_per_switch",)},
               note="Each scenario runs in its own process (clean peak RSS). TBB implements "
                    "spawn_join_1m only."),
+        Suite("forkjoin", "forkjoin — recursive fork-join (join of two branches)", "saturn-bench-forkjoin",
+              (("rayon", "forkjoin-rayon"), ("tbb", "forkjoin-tbb"), ("tokio", "forkjoin-tokio"),
+               ("go", "forkjoin-go")),
+              quick=Params(rounds=5, samples=1, warmup=1), full=Params(rounds=10, samples=3, warmup=1),
+              scenarios=FORKJOIN_SCENARIOS, make_steps=forkjoin_steps,
+              figures={"*": ("ns_per_task", "wall_s")}, gate={"*": ("ns_per_task",)},
+              note="At 1 and 2 threads. A task is one branch of a join (tasks = 2 x joins). "
+                   "saturn: saturn::join on a thread_pool (io mode); rayon: rayon::join; oneTBB: "
+                   "task_group run + wait; Tokio: tokio::spawn of the second branch, the first "
+                   "awaited inline, then the JoinHandle; Go: a goroutine and a WaitGroup. The C++ "
+                   "sides share the workload code (bench/peers/common/cxx/forkjoin_work.hpp, -O3); "
+                   "Rust and Go run translations of it, so quicksort_10m and matmul_512 (whose "
+                   "leaves dominate) also compare compilers. Every sample's checksum is checked "
+                   "against a sequential reference inside each program."),
         Suite("process", "process — child processes (spawn and wait)", "saturn-bench-process",
               (("tokio", "process-tokio"),),
               quick=Params(rounds=3, samples=1, warmup=1), full=Params(rounds=5, samples=3, warmup=1),

@@ -271,4 +271,19 @@ void spill_half(pool_impl& p, sched::work_deque<runnable, Capacity, Batch>& d) n
     p.inject.push_list(batch.head, batch.tail, n);
 }
 
+/// Pushes `r` on worker `w`'s deque (the calling thread must be `w`); a full deque moves
+/// its older half to the injection queue first.
+inline void push_local(pool_impl& p, worker& w, runnable* r) noexcept {
+  if (!w.deque.push(r)) [[unlikely]] {
+    spill_half(p, w.deque);  // other workers take it from the injection queue
+    if (!w.deque.push(r))
+      p.inject.push(r);
+  }
+}
+
+/// Work for a worker that waits inside a join (src/sched/fork.cpp): its own LIFO slot, a
+/// batch of the injection queue or of a submitter, or half of another worker's deque
+/// (or its LIFO slot). Nullptr when there is none. On worker `w`'s thread.
+runnable* find_help_work(pool_impl& p, worker& w) noexcept;
+
 }  // namespace saturn::detail

@@ -75,14 +75,6 @@ void pool_impl::wait_for_drain(submitter_queue& q) noexcept {
 }
 
 namespace {
-void push_local(pool_impl& p, worker& w, runnable* r) noexcept {
-  if (!w.deque.push(r)) [[unlikely]] {
-    spill_half(p, w.deque);  // other workers take it from the injection queue
-    if (!w.deque.push(r))
-      p.inject.push(r);
-  }
-}
-
 void discard(runnable* r) noexcept { r->m_fn(r, run_mode::discard); }
 }  // namespace
 }  // namespace detail

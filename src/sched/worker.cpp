@@ -152,6 +152,18 @@ runnable* find_work(pool_impl& p, worker& w, bool include_lifo) noexcept {
   return steal_work(p, w, include_lifo);
 }
 
+}  // namespace
+
+runnable* find_help_work(pool_impl& p, worker& w) noexcept {
+  if (w.lifo.load(std::memory_order_relaxed) != nullptr) {
+    if (runnable* r = w.lifo.exchange(nullptr, std::memory_order_acquire))
+      return r;
+  }
+  return find_work(p, w, true);
+}
+
+namespace {
+
 void begin_search(pool_impl& p, worker& w) noexcept {
   if (w.searching)
     return;

@@ -1,0 +1,3 @@
+// wrap: file
+#include <saturn/task/join.hpp>
+#include <cstdint>
