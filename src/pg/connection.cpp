@@ -856,10 +856,20 @@ task<result<void>> transaction::commit() {
     e.message = "the transaction is already finished";
     co_return e;
   }
-  auto r = co_await c->execute("COMMIT");
-  if (r && c->in_transaction())
+  // COMMIT of a failed transaction "succeeds" with the tag ROLLBACK: report it as an error.
+  auto r = co_await c->query("COMMIT");
+  if (!r)
+    co_return r.err();
+  if (c->in_transaction())
     c->schedule_rollback();
-  co_return r;
+  if (r->command_tag() == "ROLLBACK") {
+    error e;
+    e.kind = errc::server;
+    e.sqlstate = "40000";
+    e.message = "COMMIT rolled back: a statement of the transaction had failed";
+    co_return e;
+  }
+  co_return result<void>{};
 }
 
 task<result<void>> transaction::rollback() {

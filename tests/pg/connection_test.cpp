@@ -291,6 +291,22 @@ TEST(pg_connection, transaction_scope_rolls_back_unless_committed) {
         EXPECT_TRUE(cm) << cm.err().what();
       }
     }
+    {
+      // A failed statement aborts the transaction: COMMIT reports the rollback.
+      auto tx = co_await pg::transaction::begin(*c);
+      EXPECT_TRUE(tx) << tx.err().what();
+      auto ins = co_await c->query("INSERT INTO t VALUES ($1)", 100);
+      EXPECT_TRUE(ins);
+      auto bad = co_await c->query("SELECT 1/0");
+      EXPECT_FALSE(bad);
+      if (tx) {
+        auto cm = co_await tx->commit();
+        EXPECT_FALSE(cm) << c->in_transaction();
+        if (!cm) {
+          EXPECT_EQ(cm.err().sqlstate, "40000") << cm.err().what();
+        }
+      }
+    }
     auto r = co_await c->query("SELECT coalesce(sum(v), 0)::int FROM t");
     EXPECT_TRUE(r) << r.err().what();
     if (r) {

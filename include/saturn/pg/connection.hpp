@@ -135,7 +135,9 @@ class transaction {
     if (m_c != nullptr)
       m_c->schedule_rollback();
   }
-  /// COMMIT; the scope is finished whatever the outcome (a failed COMMIT rolled back).
+  /// COMMIT; the scope is finished whatever the outcome. A transaction in which a
+  /// statement failed is rolled back by the server: then this returns errc::server with
+  /// SQLSTATE 40000.
   task<result<void>> commit();
   /// ROLLBACK now.
   task<result<void>> rollback();
