@@ -63,7 +63,18 @@ struct connection_state {
   error fail(errc kind, std::string what, saturn::error io = {});
 };
 
+/// A big-endian int32 of the wire.
+inline std::int32_t get32(const char* p) {
+  return static_cast<std::int32_t>((std::uint32_t(std::uint8_t(p[0])) << 24) |
+                                   (std::uint32_t(std::uint8_t(p[1])) << 16) |
+                                   (std::uint32_t(std::uint8_t(p[2])) << 8) | std::uint32_t(std::uint8_t(p[3])));
+}
+
 /// Parses an ErrorResponse body.
 error server_error(const message& m);
+
+/// Sends the StartupMessage and answers the server's authentication requests until
+/// ReadyForQuery (src/pg/startup.cpp).
+task<result<void>> startup(connection_state* s);
 
 }  // namespace saturn::pg::detail
