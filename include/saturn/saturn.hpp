@@ -1,6 +1,6 @@
 /// \file
 /// The umbrella header: every module header of saturn (result, loop, task, sched, sync,
-/// net, tls, fs, os, proc, http, grpc, effect, metrics). Test-only support (saturn/testing/) is not included.
+/// net, tls, fs, os, proc, http, grpc, pg, effect, metrics). Test-only support (saturn/testing/) is not included.
 #pragma once
 
 #include <saturn/detail/compiler_check.hpp>
@@ -12,6 +12,7 @@
 #include <saturn/metrics.hpp>
 #include <saturn/net.hpp>
 #include <saturn/os.hpp>
+#include <saturn/pg.hpp>
 #include <saturn/proc.hpp>
 #include <saturn/result.hpp>
 #include <saturn/sched.hpp>
