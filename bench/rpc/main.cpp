@@ -11,7 +11,10 @@
 //                     no call can be folded into another; its status must be OK and its
 //                     result a + b, summed into the checksum, which must equal
 //                     sum(i + 7) over the calls. bench::do_not_optimize on the reply after
-//                     every call (the DoNotOptimize barrier). ns_per_call = wall / N.
+//                     every call (the DoNotOptimize barrier). ns_per_call = wall / N;
+//                     cpu_ns_per_call = the calling thread's own CPU time / N (the same
+//                     on a quiet machine; on a busy one wall time counts other processes'
+//                     time slices, the thread's CPU time does not).
 //   inproc_unary_ctx  the same with a call_context of the caller's passed in (one frame).
 //
 // One thread: an in-process call runs on the caller's worker; nothing crosses threads.
@@ -31,8 +34,15 @@ using saturn::task;
 namespace grpc = saturn::grpc;
 using sum_method = grpc::local_method<benchmark::SumRequest, benchmark::SumReply>;
 
+std::int64_t thread_cpu_ns() {
+  timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return std::int64_t(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
 struct sample_result {
   double wall_s;
+  double cpu_s;  // the calling thread's own CPU time
   std::int64_t checksum;
   std::int64_t bad;  // calls whose status was not OK
 };
@@ -43,6 +53,7 @@ task<sample_result> calls(const sum_method& sum, std::int64_t n, bool with_ctx) 
   in.set_b(7);
   grpc::call_context ctx(sum_method::empty_request());
   std::int64_t checksum = 0, bad = 0;
+  const std::int64_t c0 = thread_cpu_ns();
   const std::int64_t t0 = bench::now_ns();
   for (std::int64_t i = 0; i < n; ++i) {
     in.set_a(static_cast<std::int32_t>(i & 0x3fffffff));
@@ -56,7 +67,8 @@ task<sample_result> calls(const sum_method& sum, std::int64_t n, bool with_ctx) 
     checksum += out.result();
   }
   const std::int64_t t1 = bench::now_ns();
-  co_return sample_result{static_cast<double>(t1 - t0) / 1e9, checksum, bad};
+  const std::int64_t c1 = thread_cpu_ns();
+  co_return sample_result{static_cast<double>(t1 - t0) / 1e9, static_cast<double>(c1 - c0) / 1e9, checksum, bad};
 }
 
 void run(const bench::args& a, const std::string& scenario, std::int64_t n) {
@@ -72,7 +84,7 @@ void run(const bench::args& a, const std::string& scenario, std::int64_t n) {
   for (std::int64_t i = 0; i < n; ++i)
     want += (i & 0x3fffffff) + 7;
   saturn::runtime rt;
-  std::vector<double> ns;
+  std::vector<double> ns, cpu_ns;
   std::int64_t checksum = 0;
   for (int k = 0; k < a.warmup + a.samples; ++k) {
     const sample_result r = rt.block_on(calls(sum, n, scenario == "inproc_unary_ctx"));
@@ -86,11 +98,13 @@ void run(const bench::args& a, const std::string& scenario, std::int64_t n) {
       std::fprintf(stderr, "# saturn %s sample %d: %.4f s, %.2f ns/call\n", scenario.c_str(), k - a.warmup,
                    r.wall_s, per);
       ns.push_back(per);
+      cpu_ns.push_back(r.cpu_s * 1e9 / static_cast<double>(n));
     }
   }
   bench::record(std::string("rpc"), scenario, 1)
       .num("calls", n)
       .num("ns_per_call", bench::median(ns), 3)
+      .num("cpu_ns_per_call", bench::median(cpu_ns), 3)
       .num("expected_checksum", want)
       .num("checksum", checksum)
       .emit();

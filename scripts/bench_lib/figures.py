@@ -29,7 +29,7 @@ UNITS = {
     "server_user_us_per_req": "server user µs/req", "server_sys_us_per_req": "server sys µs/req",
     "bytes_per_resp": "B/response", "cpu_us_per_child": "CPU µs/child",
     "cpu_us_per_req": "client CPU µs/req",
-    "calls_per_cpu_s": "calls/server CPU-s", "ns_per_call": "ns/call", "cold_start_ms": "cold start ms",
+    "calls_per_cpu_s": "calls/server CPU-s", "ns_per_call": "ns/call", "cpu_ns_per_call": "CPU ns/call", "cold_start_ms": "cold start ms",
     "client_ms": "client's own ms",
 }
 

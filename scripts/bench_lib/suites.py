@@ -474,7 +474,8 @@ def _make_suites() -> dict:
               figures={"unary": ("rps", "calls_per_cpu_s", "server_cpu_us_per_req"),
                        "unary_half_load": ("rps", "p50_us", "p99_us", "p999_us"),
                        "cold_start": ("cold_start_ms", "client_ms"),
-                       "inproc_unary": ("ns_per_call",), "inproc_unary_ctx": ("ns_per_call",)},
+                       "inproc_unary": ("ns_per_call", "cpu_ns_per_call"),
+                       "inproc_unary_ctx": ("ns_per_call", "cpu_ns_per_call")},
               gate={"unary": ("calls_per_cpu_s",), "unary_half_load": ("p99_us",),
                     "cold_start": ("cold_start_ms",), "inproc_unary": ("ns_per_call",),
                     "inproc_unary_ctx": ("ns_per_call",)},
@@ -501,7 +502,9 @@ def _make_suites() -> dict:
                    "saturn's grpc::local_method (co_await sum(in, out), 10 M calls, checksummed) "
                    "against libgrpc++'s InProcessChannel with a synchronous stub (serializes, "
                    "crosses to the server's threads); inproc_unary_ctx passes the caller's "
-                   "call_context (one coroutine frame less). grpc-go has no in-process entry."),
+                   "call_context (one coroutine frame less). `CPU ns/call` (saturn only) is the "
+                   "calling thread's own CPU time per call: on a busy machine wall time also counts "
+                   "other processes' time slices. grpc-go has no in-process entry."),
     ]
     return {s.name: s for s in suites}
 
