@@ -9,7 +9,8 @@
 #   OUTDIR/build/native/ compiler flags of each program (to notice a change)
 # and prints one "built PATH" line per program it (re)built.
 #
-# Suites: loop spawn sched ring echo http http_client; walk is accepted and has no native peer.
+# Suites: loop spawn sched ring echo http http_client tls arena rpc; walk is accepted and has
+# no native peer. rpc: rpc-grpcpp (libgrpc++'s async server, code from protoc + grpc_cpp_plugin).
 # Release flags: g++/gcc -O2 -DNDEBUG (C++20, C++17 for the Asio programs: Debian 12's
 # Boost 1.74 Asio does not compile as C++20 with GCC 12), no -march=native. --quick
 # (the CI smoke build) uses -O1 instead: the programs are the same, only slower.
@@ -22,7 +23,7 @@
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-usage() { echo "usage: $0 OUTDIR [--quick] [loop|spawn|sched|ring|walk|echo|http|http_client|tls|arena|forkjoin ...]" >&2; exit 2; }
+usage() { echo "usage: $0 OUTDIR [--quick] [loop|spawn|sched|ring|walk|echo|http|http_client|tls|arena|forkjoin|rpc ...]" >&2; exit 2; }
 log() { echo "build-native.sh: $*" >&2; }
 [ $# -ge 1 ] || usage
 case "$1" in -*) usage ;; esac
@@ -34,11 +35,11 @@ suites=()
 for a in "$@"; do
     case "$a" in
         --quick) quick=1 ;;
-        loop | spawn | sched | ring | walk | echo | http | http_client | tls | arena | forkjoin) suites+=("$a") ;;
+        loop | spawn | sched | ring | walk | echo | http | http_client | tls | arena | forkjoin | rpc) suites+=("$a") ;;
         *) log "unknown suite or flag: $a"; usage ;;
     esac
 done
-[ ${#suites[@]} -gt 0 ] || suites=(loop spawn sched ring echo http http_client tls arena forkjoin)
+[ ${#suites[@]} -gt 0 ] || suites=(loop spawn sched ring echo http http_client tls arena forkjoin rpc)
 want() { local s; for s in "${suites[@]}"; do [ "$s" = "$1" ] && return 0; done; return 1; }
 started=$(date +%s)
 
@@ -60,6 +61,7 @@ want echo && { need_lib libboost-dev; need_lib libuv1-dev; need_tool "$CC" gcc; 
 want http && { need_lib libboost-dev; need_tool node nodejs; need_tool nginx nginx; }
 want http_client && { need_tool "$CC" gcc; need_lib libcurl4-openssl-dev; need_tool nginx nginx; }
 want tls && { need_tool node nodejs; need_tool nginx nginx; }
+want rpc && { need_tool "$CXX" g++; need_tool protoc protobuf-compiler; need_tool grpc_cpp_plugin protobuf-compiler-grpc; need_tool pkg-config pkg-config; need_lib libgrpc++-dev; need_lib libprotobuf-dev; }
 if [ ${#need_pkgs[@]} -gt 0 ]; then
     missing=$(printf '%s\n' "${need_pkgs[@]}" | sort -u | tr '\n' ' ')
     log "missing Debian package(s): ${missing% } (apt-get install ${missing% }; scripts/deps bench installs them)"
@@ -141,6 +143,32 @@ want http && compile http-asio "$CXX" "$here/http/asio/http_asio.cpp" \
     -std=c++17 "$opt" "${common[@]}" --
 want http_client && compile http_client-curl "$CC" "$here/http_client/curl/http_client_curl.c" \
     -std=c11 "$opt" -DNDEBUG -pthread -Wall -Wextra -- -lcurl
+# rpc-grpcpp: benchmark.proto (saturn-arena's, HttpArena's) through protoc and
+# grpc_cpp_plugin into OUTDIR/build/native/rpc-proto, compiled with the program.
+if want rpc; then
+    proto=$here/../../apps/saturn-arena/benchmark.proto
+    gen=$stamps/rpc-proto
+    mkdir -p "$gen"
+    if [ ! -e "$gen/benchmark.grpc.pb.cc" ] || [ "$proto" -nt "$gen/benchmark.grpc.pb.cc" ]; then
+        protoc -I "$(dirname "$proto")" --cpp_out="$gen" --grpc_out="$gen" \
+            --plugin=protoc-gen-grpc="$(command -v grpc_cpp_plugin)" "$proto" || failed=$((failed + 1))
+    fi
+    # One translation unit: the program includes the generated sources.
+    cat > "$gen/rpc_grpcpp_all.cpp.tmp" << EOT
+#include "$here/rpc/grpcpp/rpc_grpcpp.cpp"
+#include "$gen/benchmark.pb.cc"
+#include "$gen/benchmark.grpc.pb.cc"
+EOT
+    cmp -s "$gen/rpc_grpcpp_all.cpp.tmp" "$gen/rpc_grpcpp_all.cpp" || mv "$gen/rpc_grpcpp_all.cpp.tmp" "$gen/rpc_grpcpp_all.cpp"
+    rm -f "$gen/rpc_grpcpp_all.cpp.tmp"
+    # compile() looks at the wrapper's date: a newer included source forces the rebuild.
+    for dep in "$here/rpc/grpcpp/rpc_grpcpp.cpp" "$gen/benchmark.grpc.pb.cc"; do
+        [ "$dep" -nt "$bin/rpc-grpcpp" ] && rm -f "$stamps/rpc-grpcpp.flags"
+    done
+    # shellcheck disable=SC2046  # pkg-config's flags are words
+    compile rpc-grpcpp "$CXX" "$gen/rpc_grpcpp_all.cpp" -std=c++17 "$opt" -DNDEBUG -pthread -I"$gen" \
+        $(pkg-config --cflags grpc++ protobuf) -- $(pkg-config --libs grpc++ protobuf)
+fi
 while [ "$running" -gt 0 ]; do reap_one; done
 
 # install_file MODE SRC DST: copies only when different (keeps the timestamp stable).

@@ -8,6 +8,7 @@ Modules, in dependency order:
   suites   the seven suites of docs/workloads.md: parameters and the steps of a round
   execute  runs one step (a benchmark program, a hyperfine call, an strace call)
   walk     the walk suite's trees, count verification, hyperfine and strace steps
+  rpc      the rpc suite's servers, h2load runs, answer checks and cold starts
   stats    summary over rounds: median / min / max, per-round saturn/peer ratios
   report   docs/benchmarks.md sections between <!-- bench:SUITE:begin/end --> markers
   plots    docs/plots/<suite>.svg with matplotlib (also runnable as a script)

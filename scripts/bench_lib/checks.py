@@ -20,6 +20,9 @@ short reason. The rules follow docs/workloads.md and what the peer programs prin
          tasks == 2 x the workload's joins
   http   errors == 0 and non2xx == 0; delay: the fastest response (min_us) took at least
          delay_ms (no answer early)
+  rpc    unary / unary_half_load: h2load saw only good answers (the runner, rpc.py, fails a
+         run otherwise) and some; cold_start: a positive time; inproc_*: checksum ==
+         expected_checksum (the sum of every call's a + b) over a positive call count
 """
 
 from __future__ import annotations
@@ -189,6 +192,26 @@ def check_forkjoin(rec: dict, ctx: dict) -> str | None:
     if _int(rec, "tasks") != want[1]:
         return f"tasks {rec.get('tasks')} != {want[1]}"
     return _equal(rec, want[0], "the workload's answer")
+def check_rpc(rec: dict, ctx: dict) -> str | None:
+    sc = rec.get("scenario", "")
+    if sc.startswith("inproc_"):
+        if not _int(rec, "calls"):
+            return "no calls field"
+        want = _int(rec, "expected_checksum")
+        if want is None:
+            return "no expected_checksum field"
+        return _equal(rec, want, "the sum of a + b over the calls")
+    if sc == "cold_start":
+        v = rec.get("cold_start_ms")
+        return None if is_number(v) and v > 0 else "no positive cold_start_ms"
+    for key in ("streams_failed", "streams_errored", "streams_timeout"):
+        if rec.get(key, 0) != 0:
+            return f"{key} = {rec.get(key)} (must be 0)"
+    if not _int(rec, "streams_succeeded"):
+        return "no calls answered"
+    if sc == "unary" and not rec.get("calls_per_cpu_s"):
+        return "no calls_per_cpu_s"
+    return None
 
 
 CHECKS = {
@@ -196,6 +219,7 @@ CHECKS = {
     "echo": check_echo, "http": check_http, "walk": check_walk, "tls": check_tls,
     "arena": check_arena, "process": check_process, "http-client": check_http_client,
     "forkjoin": check_forkjoin,
+    "rpc": check_rpc,
 }
 
 

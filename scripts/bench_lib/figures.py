@@ -1,7 +1,7 @@
 """Figures: the numeric JSON fields that are reported, which way is better, formatting.
 
 Direction rule (docs/workloads.md): throughputs (ops_per_sec, msgs_per_sec, rps,
-hops_per_sec) are higher-is-better; times and sizes (ns_*, *_us, wall_s,
+hops_per_sec, calls_per_cpu_s) are higher-is-better; times and sizes (ns_*, *_us, wall_s,
 bytes_per_task, peak_rss_kib, CPU per message, syscall counts) are lower-is-better.
 """
 
@@ -12,7 +12,8 @@ import math
 HIGHER = "higher"
 LOWER = "lower"
 
-_HIGHER = {"ops_per_sec", "msgs_per_sec", "rps", "hops_per_sec", "conns_per_sec", "mb_per_sec"}
+_HIGHER = {"ops_per_sec", "msgs_per_sec", "rps", "hops_per_sec", "conns_per_sec", "mb_per_sec",
+           "calls_per_cpu_s"}
 
 UNITS = {
     "ops_per_sec": "ops/s", "msgs_per_sec": "msgs/s", "rps": "req/s", "hops_per_sec": "hops/s",
@@ -28,6 +29,8 @@ UNITS = {
     "server_user_us_per_req": "server user µs/req", "server_sys_us_per_req": "server sys µs/req",
     "bytes_per_resp": "B/response", "cpu_us_per_child": "CPU µs/child",
     "cpu_us_per_req": "client CPU µs/req",
+    "calls_per_cpu_s": "calls/server CPU-s", "ns_per_call": "ns/call", "cpu_ns_per_call": "CPU ns/call", "cold_start_ms": "cold start ms",
+    "client_ms": "client's own ms",
 }
 
 PERCENTILES = ("p50_us", "p95_us", "p99_us", "p999_us")

@@ -276,6 +276,16 @@ def http_client_steps(run: SuiteRun, rt: Runtime) -> list:
                  1.0 + run.params.duration, timeout=run.params.duration + 30, scenarios=(SCENARIO,))]
 
 
+from .rpc import SCENARIOS as RPC_SCENARIOS  # noqa: E402
+
+
+def _rpc_steps(run: SuiteRun, rt: Runtime) -> list:
+    """A fresh server for the load (unary, then half of its rate), one for each of the
+    cold starts, and the in-process program (scripts/bench_lib/rpc.py)."""
+    from .rpc import rpc_steps
+    return rpc_steps(run, rt)
+
+
 # ----------------------------------------------------------------- interleaving
 
 def generic_plan_round(run: SuiteRun, rnd: int) -> list:
@@ -489,6 +499,45 @@ def _make_suites() -> dict:
                    "is bounded by what CPU nginx gets: `client CPU µs/req` (the client process's "
                    "user+sys over the run, getrusage) is the cleaner figure. Peers: Go net/http, "
                    "hyper 0.14's Client, libcurl's multi interface (bench/peers/http_client)."),
+        Suite("rpc", "rpc — unary gRPC over h2c, half-load latency, cold start, in-process calls",
+              "saturn-arena", (("go", "rpc-go"), ("grpcpp", "rpc-grpcpp")),
+              quick=Params(rounds=2, samples=1, warmup=1, duration=3),
+              full=Params(rounds=5, samples=1, warmup=1, duration=5),
+              scenarios=RPC_SCENARIOS, make_steps=_rpc_steps,
+              figures={"unary": ("rps", "calls_per_cpu_s", "server_cpu_us_per_req"),
+                       "unary_half_load": ("rps", "p50_us", "p99_us", "p999_us"),
+                       "cold_start": ("cold_start_ms", "client_ms"),
+                       "inproc_unary": ("ns_per_call", "cpu_ns_per_call"),
+                       "inproc_unary_ctx": ("ns_per_call", "cpu_ns_per_call")},
+              gate={"unary": ("calls_per_cpu_s",), "unary_half_load": ("p99_us",),
+                    "cold_start": ("cold_start_ms",), "inproc_unary": ("ns_per_call",),
+                    "inproc_unary_ctx": ("ns_per_call",)},
+              aliases={"inproc_unary_ctx": "inproc_unary"},
+              note="HttpArena's unary-grpc (benchmark.BenchmarkService/GetSum) over h2c prior "
+                   "knowledge (scripts/bench_lib/rpc.py). Servers: saturn-arena, grpc-go 1.33 "
+                   "(Debian's golang-google-grpc-dev, grpc.NewServer() defaults, GOMAXPROCS 2) and "
+                   "libgrpc++ 1.51's async completion-queue server (2 queues, 2 polling threads, 64 "
+                   "calls armed per queue), each --threads 2, sharing the 2 CPUs with h2load. Before "
+                   "and after each load, 1,000 GetSum calls with random operands (python3-grpcio) must "
+                   "all return grpc-status 0 and a + b, and Health/Check SERVING. unary: h2load -c 16 "
+                   "-m 100 -t 1 with HttpArena's pre-encoded 9-byte request (a=1, b=2); a run counts "
+                   "only with 0 failed/errored streams, no non-2xx answer and 7 DATA bytes per answer "
+                   "(SumReply{3}; only streams still open at the end may add to the count; h2load "
+                   "reads no trailers, so grpc-status is counted by the checks around the load); "
+                   "`calls/server CPU-s` = answers / the server's user+system CPU "
+                   "seconds (/proc/<pid>/stat), the efficiency figure. unary_half_load: h2load "
+                   "--rps at half of the same run's unary rps (paced per connection, open loop while "
+                   "fewer than 100 are in flight), p50/p99 from its per-request log. cold_start: "
+                   "fork/exec of the server to the first Health/Check SERVING (python3-h2 client "
+                   "polling every 200 µs), median of 10; `client's own ms` is that client's connect "
+                   "+ Check against a warm server, included in the figure (fork/exec itself is Python's "
+                   "subprocess.Popen). inproc_unary: "
+                   "saturn's grpc::local_method (co_await sum(in, out), 10 M calls, checksummed) "
+                   "against libgrpc++'s InProcessChannel with a synchronous stub (serializes, "
+                   "crosses to the server's threads); inproc_unary_ctx passes the caller's "
+                   "call_context (one coroutine frame less). `CPU ns/call` (saturn only) is the "
+                   "calling thread's own CPU time per call: on a busy machine wall time also counts "
+                   "other processes' time slices. grpc-go has no in-process entry."),
     ]
     return {s.name: s for s in suites}
 
