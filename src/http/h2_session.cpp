@@ -626,7 +626,9 @@ void h2_session::submit(h2_stream& st) {
   nva.push_back(nv("date", http_date(), NGHTTP2_NV_FLAG_NO_COPY_NAME));
   if (!r.content_type.empty())
     nva.push_back(nv("content-type", r.content_type.view(), NGHTTP2_NV_FLAG_NO_COPY_NAME));
-  if (length_n != 0)
+  // An answer with trailers (gRPC's) goes without content-length, as gRPC servers send
+  // it: the body's end is the stream's, and the header costs bytes on every answer.
+  if (length_n != 0 && r.trailers().empty())
     nva.push_back(nv("content-length", std::string_view(length, length_n), NGHTTP2_NV_FLAG_NO_COPY_NAME));
   add_fields(r.headers(), lower, nva);
   nghttp2_data_provider prd{};
