@@ -222,6 +222,87 @@ TEST(server_cli_echo, sigterm_gives_open_connections_the_grace_then_closes_them)
   EXPECT_LT(closed_after, std::chrono::seconds(3));
 }
 
+/// Reads from `fd` until `want` bytes came or the peer closed (2 s per read at most).
+std::string read_some(int fd, std::size_t want) {
+  timeval tv{2, 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  std::string got;
+  char buf[4096];
+  while (got.size() < want) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n <= 0)
+      break;
+    got.append(buf, static_cast<std::size_t>(n));
+  }
+  return got;
+}
+
+// saturn-http's stop is os::graceful_stop too: at SIGTERM new connections are refused and
+// an idle keep-alive connection is closed at once, while a request in flight (here a
+// /delay/700 sent before the signal) still finishes and is answered 200 within
+// --stop-grace-ms; then the process exits 0.
+TEST(server_cli_http, sigterm_lets_requests_in_flight_finish_and_refuses_new_connections) {
+  auto l = net::tcp_listener::bind(net::address::loopback_v4(0));
+  ASSERT_TRUE(l.has_value());
+  const std::uint16_t port = l->local_address()->port();
+  l->close();
+  const std::string bin = std::string(SATURN_BIN_DIR) + "/saturn-http";
+  const std::string port_s = std::to_string(port);
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::execl(bin.c_str(), bin.c_str(), "--port", port_s.c_str(), "--threads", "2", "--stop-grace-ms", "3000", nullptr);
+    ::_exit(127);
+  }
+  const int idle = connect_retrying(port);
+  ASSERT_GE(idle, 0) << "saturn-http did not start";
+  const std::string plain = "GET /plaintext HTTP/1.1\r\nHost: t\r\n\r\n";
+  ASSERT_EQ(::write(idle, plain.data(), plain.size()), static_cast<ssize_t>(plain.size()));
+  const std::string first = read_some(idle, 1);
+  EXPECT_NE(first.find("Hello, World!"), std::string::npos) << first;
+  const int busy = connect_retrying(port);
+  ASSERT_GE(busy, 0);
+  const std::string slow = "GET /delay/700 HTTP/1.1\r\nHost: t\r\n\r\n";
+  ASSERT_EQ(::write(busy, slow.data(), slow.size()), static_cast<ssize_t>(slow.size()));
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));  // the handler is sleeping now
+  const auto t0 = std::chrono::steady_clock::now();
+  ::kill(pid, SIGTERM);
+  std::this_thread::sleep_for(std::chrono::milliseconds(150));
+  // New connections are refused.
+  const int late = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(port);
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  const int rc = ::connect(late, reinterpret_cast<sockaddr*>(&a), sizeof a);
+  const int late_errno = errno;
+  ::close(late);
+  EXPECT_EQ(rc, -1) << "a connection was accepted after SIGTERM";
+  EXPECT_EQ(late_errno, ECONNREFUSED);
+  // The idle keep-alive connection was closed (EOF, no answer).
+  EXPECT_EQ(read_some(idle, 1), "");
+  // The request in flight finishes: 200 and its body, after its 700 ms.
+  const std::string answer = read_some(busy, 1 << 16);
+  const auto answered_after = std::chrono::steady_clock::now() - t0;
+  EXPECT_EQ(answer.rfind("HTTP/1.1 200", 0), 0u) << answer;
+  EXPECT_EQ(answer.substr(answer.size() >= 3 ? answer.size() - 3 : 0), "700") << answer;
+  EXPECT_GE(answered_after, std::chrono::milliseconds(450));
+  EXPECT_LT(answered_after, std::chrono::milliseconds(2500)) << "answered only when the grace was over";
+  int status = 0;
+  pid_t done = 0;
+  for (int i = 0; i < 500 && (done = ::waitpid(pid, &status, WNOHANG)) == 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  if (done == 0) {
+    ::kill(pid, SIGKILL);
+    ::waitpid(pid, &status, 0);
+    FAIL() << "saturn-http did not exit after SIGTERM";
+  }
+  ::close(idle);
+  ::close(busy);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "status " << status;
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::milliseconds(2500))
+      << "the server waited for the grace although nothing was in flight any more";
+}
+
 INSTANTIATE_TEST_SUITE_P(apps, server_cli, ::testing::Values("saturn-echo", "saturn-http"),
                          [](const auto& p) { return std::string(p.param).substr(7); });
 
