@@ -13,6 +13,7 @@
 // requests in flight get --stop-grace-ms to finish and be answered (http::server::drain),
 // then their handlers are cancelled; then the pool joins and it exits 0.
 #include <saturn/http/metrics_route.hpp>
+#include <saturn/http/serve.hpp>
 #include <saturn/http/server.hpp>
 #include <saturn/net/address.hpp>
 #include <saturn/os/graceful.hpp>
@@ -116,18 +117,6 @@ saturn::task<void> serve_listener(saturn::http::server& srv, saturn::net::tcp_li
     code.store(c);
     ::kill(::getpid(), SIGTERM);  // process-directed: the stop's signalfd reads it
   }
-}
-
-// The stop's acceptor: it only waits. graceful_stop cancels it first, at SIGTERM/SIGINT,
-// and the server then drains (stops accepting, lets the requests in flight finish).
-saturn::task<void> drain_at_stop(const saturn::os::graceful_stop& gs, saturn::http::server& srv) {
-  while (!gs.stopping()) {
-    auto wait = saturn::sleep_for(std::chrono::hours(1));
-    auto waited = co_await wait;
-    if (!waited)
-      break;
-  }
-  srv.drain();
 }
 
 }  // namespace
@@ -250,7 +239,7 @@ int main(int argc, char** argv) {
   std::atomic<int> code{0};
   {
     saturn::os::graceful_stop gs(pool);
-    gs.spawn_acceptor(drain_at_stop(gs, srv));
+    gs.spawn_acceptor(saturn::http::drain_at_stop(gs, srv));  // at the stop: srv.drain()
     for (unsigned i = 0; i < ls->size(); ++i)  // listener i's serve() on worker i
       gs.spawn_on(i, serve_listener(srv, (*ls)[i], code));
     // The server cancels what still runs when --stop-grace-ms is over and then closes the

@@ -107,8 +107,9 @@ class server {
   /// suspend or wait (serve() returns once the connections have ended).
   void stop() noexcept;
   /// The gentle stop: stops accepting (the listeners are shut down, so new connections
-  /// are refused) and closes every connection waiting for a request, but lets the
-  /// handlers in flight run on: a busy connection closes once its answer has left. When
+  /// are refused) and closes every connection waiting for a request or still reading
+  /// one (its head or body not all in yet), but lets the handlers in flight run on: a busy
+  /// connection closes once its answer has left. When
   /// stop_grace has passed (counted from this call), the handlers still running are
   /// cancelled as by stop(). stop() after drain() cancels them at once. serve() returns
   /// once every connection has ended. Any thread; does not suspend or wait.
