@@ -10,7 +10,12 @@ the client's own CPU per request, for saturn's http::client and three peers: Go'
 net/http client, hyper 0.14's client (Debian crates) and libcurl's multi interface.
 
     scripts/bench_http_client.py [--rounds 3] [--duration-s 5] [--threads 2]
-        [--concurrency 64] [--saturn BIN] [--peers DIR] [--only saturn,go,...] [--json OUT]
+        [--concurrency 64] [--saturn BIN] [--baseline BIN] [--peers DIR]
+        [--only saturn,go,...] [--json OUT]
+
+--baseline BIN adds another saturn build (say, one from before a change) as the client
+"saturn-base", interleaved with the others like a peer but never counted as one: an A/B
+of saturn against itself in the same run.
 
 The server: Debian's nginx, one worker process (it is not what is measured; the
 clients are), `return 200 "Hello, World!"` as text/plain, access_log off,
@@ -58,6 +63,7 @@ def main():
     ap.add_argument("--saturn", default=os.path.join(ROOT, "build/release/bin/saturn-bench-http_client"))
     ap.add_argument("--peers", default=os.path.join(ROOT, "build/peers/bin"),
                     help="where bench/peers/build.sh put http_client-{go,hyper,curl}")
+    ap.add_argument("--baseline", help="another saturn-bench-http_client, run as \"saturn-base\" (A/B)")
     ap.add_argument("--only", default="saturn,go,hyper,curl")
     ap.add_argument("--json", help="append every run's JSON line here")
     a = ap.parse_args()
@@ -65,6 +71,9 @@ def main():
     for p in ("go", "hyper", "curl"):
         bins[p] = os.path.join(a.peers, f"http_client-{p}")
     clients = [c for c in a.only.split(",") if c]
+    if a.baseline:
+        bins["saturn-base"] = a.baseline
+        clients.insert(1 if "saturn" in clients else 0, "saturn-base")
     for c in clients:
         if not os.access(bins[c], os.X_OK):
             raise SystemExit(f"missing {bins[c]} (cmake target saturn-bench-http_client / bench/peers/build.sh)")
@@ -115,7 +124,7 @@ def main():
                 runs[c].append(j)
                 if out:
                     out.write(json.dumps(j) + "\n")
-                print(f"[http-client] round {r + 1} {c:6s} {j['ops_per_sec']:>9.0f} rps  "
+                print(f"[http-client] round {r + 1} {c:11s} {j['ops_per_sec']:>9.0f} rps  "
                       f"{j['cpu_us_per_req']:6.2f} us/req CPU (user {j['cpu_user_s']:.2f} s, sys {j['cpu_sys_s']:.2f} s) "
                       f"nginx answered {j['nginx_requests']}",
                       file=sys.stderr)
@@ -134,14 +143,14 @@ def main():
                       statistics.median(x["cpu_sys_s"] / max(x["requests"], 1) * 1e6 for x in runs[c]))
     print(f"http-client: {a.concurrency} concurrent GETs, keep-alive, nginx (1 worker) on 127.0.0.1; "
           f"{a.threads} client threads; {a.rounds} rounds x {a.duration_s:g} s, interleaved; medians")
-    print(f"{'client':8s} {'rps':>10s} {'CPU us/req':>11s} {'user':>6s} {'sys':>6s} {'runs':>5s}")
+    print(f"{'client':11s} {'rps':>10s} {'CPU us/req':>11s} {'user':>6s} {'sys':>6s} {'runs':>5s}")
     for c in clients:
         if c in med:
             m = med[c]
-            print(f"{c:8s} {m[0]:>10.0f} {m[1]:>11.2f} {m[2]:>6.2f} {m[3]:>6.2f} {len(runs[c]):>3d}/{a.rounds}")
+            print(f"{c:11s} {m[0]:>10.0f} {m[1]:>11.2f} {m[2]:>6.2f} {m[3]:>6.2f} {len(runs[c]):>3d}/{a.rounds}")
         else:
-            print(f"{c:8s} {'FAILED':>10s}")
-    peers = [c for c in med if c != "saturn"]
+            print(f"{c:11s} {'FAILED':>10s}")
+    peers = [c for c in med if c not in ("saturn", "saturn-base")]
     if "saturn" in med and peers:
         best_rps = max(peers, key=lambda c: med[c][0])
         best_cpu = min(peers, key=lambda c: med[c][1])
@@ -149,6 +158,9 @@ def main():
         r_cpu = med["saturn"][1] / med[best_cpu][1]
         print(f"saturn rps / best peer ({best_rps}): {r_rps:.2f}x  (target >= 1.0x: {'met' if r_rps >= 1.0 else 'NOT met'})")
         print(f"saturn CPU/req / best peer ({best_cpu}): {r_cpu:.2f}x  (target <= 0.8x: {'met' if r_cpu <= 0.8 else 'NOT met'})")
+    if "saturn" in med and "saturn-base" in med:
+        print(f"saturn / saturn-base: rps {med['saturn'][0] / med['saturn-base'][0]:.2f}x, "
+              f"CPU/req {med['saturn'][1] / med['saturn-base'][1]:.2f}x")
     print(f"load before: {before}")
     print(f"load after:  {after}")
     return 1 if any(failed.values()) else 0

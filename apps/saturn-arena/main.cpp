@@ -17,9 +17,12 @@
 // 505, as HttpArena's validation requires). --port also serves h2c to a client that
 // starts with the HTTP/2 preface (prior knowledge).
 // Runs on a thread_pool (--threads), one SO_REUSEPORT listener per worker (http::serve);
-// SIGTERM / SIGINT stop it gracefully and it exits 0.
+// SIGTERM / SIGINT stop it through os::graceful_stop (http::serve's graceful mode): the
+// listeners close (new connections are refused), idle connections close, requests in
+// flight get --stop-grace-ms to finish; then it exits 0.
 #include <saturn/grpc.hpp>
 #include <saturn/http.hpp>
+#include <saturn/os/signal.hpp>
 #include <saturn/sched/thread_pool.hpp>
 #include <saturn/tls.hpp>
 
@@ -35,6 +38,8 @@
 #include <sched.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <optional>
 #include <string>
@@ -93,10 +98,16 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0, 11))->capture_default_str();
   app.add_option("--gzip-level", cfg.compression.gzip_level, "gzip level of /json answers (1-9)")
       ->check(CLI::Range(1, 9))->capture_default_str();
+  unsigned stop_grace_ms = static_cast<unsigned>(opts.stop_grace.count());
+  app.add_option("--stop-grace-ms", stop_grace_ms,
+                 "at SIGTERM/SIGINT, how long requests in flight may go on before they are cancelled")
+      ->transform(apps::decimal())
+      ->check(CLI::Range(0u, 3600000u))
+      ->capture_default_str();
   bool with_metrics = false;
   app.add_flag("--metrics", with_metrics,
                "also serve GET /metrics (Prometheus text format); off by default, the HttpArena routes unchanged");
-  app.footer("SIGTERM/SIGINT stop the server and exit 0. Exit status 1: the port cannot be bound or the "
+  app.footer("SIGTERM/SIGINT stop accepting, give requests in flight --stop-grace-ms, close every connection and exit 0. Exit status 1: the port cannot be bound or the "
              "workers cannot start; 2: bad arguments.");
   try {
     app.parse(argc, argv);
@@ -136,6 +147,14 @@ int main(int argc, char** argv) {
   health.add_to(grpc_svc);
   grpc_svc.mount(routes);
 
+  opts.stop_grace = std::chrono::milliseconds(stop_grace_ms);
+  opts.graceful = true;
+  // Block the stop signals before any worker starts (every worker inherits the mask), so
+  // the kernel keeps them for the signalfd that graceful_stop reads (os/signal.hpp).
+  if (auto blocked = saturn::os::block_signals({SIGTERM, SIGINT}); !blocked) {
+    std::fprintf(stderr, "saturn-arena: %s\n", blocked.err().message().c_str());
+    return 1;
+  }
   std::optional<saturn::thread_pool> pool;
   if (!apps::start_pool(pool,
                         {.threads = threads,

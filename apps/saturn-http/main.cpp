@@ -8,12 +8,18 @@
 //   GET /metrics    → the Prometheus text format (metrics::render), with --metrics only
 // Runs on a thread_pool in io mode with --threads workers, one SO_REUSEPORT listener per
 // worker by default (--accept). Raises its soft RLIMIT_NOFILE to the hard limit at start.
+// SIGTERM/SIGINT stop it through os::graceful_stop (as saturn-echo): the listeners close at
+// once (new connections are refused) and so do connections waiting for a request; the
+// requests in flight get --stop-grace-ms to finish and be answered (http::server::drain),
+// then their handlers are cancelled; then the pool joins and it exits 0.
 #include <saturn/http/metrics_route.hpp>
+#include <saturn/http/serve.hpp>
 #include <saturn/http/server.hpp>
 #include <saturn/net/address.hpp>
+#include <saturn/os/graceful.hpp>
+#include <saturn/os/signal.hpp>
 #include <saturn/sched/thread_pool.hpp>
 #include <saturn/task/runtime.hpp>
-#include <saturn/task/join_handle.hpp>
 #include <saturn/task/time.hpp>
 
 #include <CLI/CLI.hpp>
@@ -28,10 +34,10 @@
 #include <atomic>
 #include <csignal>
 #include <optional>
-#include <pthread.h>
 #include <cstdio>
 #include <string>
 #include <thread>
+#include <unistd.h>
 #include <vector>
 
 namespace {
@@ -101,18 +107,16 @@ saturn::task<int> serve_one(saturn::http::server& srv, saturn::net::tcp_listener
 }
 
 // The pool's way (--accept): one listener, or one SO_REUSEPORT listener per worker with its
-// serve() placed on that worker (thread_pool::spawn_on: its multishot accept goes to that
-// worker's ring and the connections it accepts start there), all on one server (one
-// connection limit, one stop).
-saturn::task<int> serve_pool(saturn::thread_pool& pool, saturn::http::server& srv,
-                             std::vector<saturn::net::tcp_listener>& ls) {
-  std::vector<saturn::join_handle<int>> hs;
-  for (unsigned i = 0; i < ls.size(); ++i)  // listener i's serve() on worker i
-    hs.push_back(pool.spawn_on(i, serve_one(srv, ls[i])));
-  int code = 0;
-  for (auto& h : hs)
-    code = std::max(code, co_await std::move(h));
-  co_return code;
+// serve() placed on that worker (graceful_stop::spawn_on: its accepts go to that worker's
+// ring and the connections it accepts start there), all on one server (one connection
+// limit, one stop). Each serve() is the stop's work in flight: it ends once its
+// connections have. A serve() that fails stops the whole server, as SIGTERM would.
+saturn::task<void> serve_listener(saturn::http::server& srv, saturn::net::tcp_listener& l, std::atomic<int>& code) {
+  auto served = serve_one(srv, l);
+  if (const int c = co_await std::move(served); c != 0) {
+    code.store(c);
+    ::kill(::getpid(), SIGTERM);  // process-directed: the stop's signalfd reads it
+  }
 }
 
 }  // namespace
@@ -154,9 +158,15 @@ int main(int argc, char** argv) {
   app.add_flag("--steal-io-wakeups", steal_io, "A/B: let other workers steal tasks their ring woke (pin_io_wakeups off)");
   bool with_metrics = false;
   app.add_flag("--metrics", with_metrics, "serve GET /metrics (Prometheus text format; off by default)");
+  unsigned stop_grace_ms = static_cast<unsigned>(opts.stop_grace.count());
+  app.add_option("--stop-grace-ms", stop_grace_ms,
+                 "at SIGTERM/SIGINT, how long requests in flight may go on before they are cancelled")
+      ->transform(apps::decimal())
+      ->check(CLI::Range(0u, 3600000u))
+      ->capture_default_str();
   bool ring_send = false;
   app.add_flag("--ring-send", ring_send, "send through the ring only (no first non-blocking send(2); A/B)");
-  app.footer("SIGTERM/SIGINT stop the server and exit 0. Exit status 1: the port cannot be bound or the workers cannot start; 2: bad arguments.");
+  app.footer("SIGTERM/SIGINT stop accepting, give requests in flight --stop-grace-ms, close every connection and exit 0. Exit status 1: the port cannot be bound or the workers cannot start; 2: bad arguments.");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -176,6 +186,7 @@ int main(int argc, char** argv) {
   opts.header_timeout = std::chrono::milliseconds(header_ms);
   opts.idle_timeout = std::chrono::milliseconds(idle_ms);
   opts.send_timeout = std::chrono::milliseconds(send_ms);
+  opts.stop_grace = std::chrono::milliseconds(stop_grace_ms);
   opts.server_name = "saturn";
 
   std::signal(SIGPIPE, SIG_IGN);  // a peer that closed must not kill the server on send
@@ -204,14 +215,12 @@ int main(int argc, char** argv) {
       t.join();
     return *std::max_element(codes.begin(), codes.end());
   }
-  // SIGTERM / SIGINT stop the server cleanly: no new connections, the open ones end, the
-  // pool joins, exit code 0. The signals are blocked before any worker starts, so only
-  // the watcher below receives them.
-  sigset_t stop_set;
-  sigemptyset(&stop_set);
-  sigaddset(&stop_set, SIGTERM);
-  sigaddset(&stop_set, SIGINT);
-  pthread_sigmask(SIG_BLOCK, &stop_set, nullptr);
+  // Block the stop signals before any worker starts (every worker inherits the mask), so
+  // the kernel keeps them for the signalfd that graceful_stop reads (os/signal.hpp).
+  if (auto blocked = saturn::os::block_signals({SIGTERM, SIGINT}); !blocked) {
+    std::fprintf(stderr, "saturn-http: %s\n", blocked.err().message().c_str());
+    return 1;
+  }
   saturn::http::server srv(routes, opts);
   std::optional<saturn::thread_pool> pool_box;
   if (!apps::start_pool(pool_box,
@@ -224,19 +233,23 @@ int main(int argc, char** argv) {
                         "saturn-http"))
     return 1;
   saturn::thread_pool& pool = *pool_box;
-  std::atomic<bool> served{false};
-  std::thread watcher([&] {
-    const timespec tick{0, 100'000'000};
-    while (!served.load()) {
-      if (sigtimedwait(&stop_set, nullptr, &tick) > 0) {
-        srv.stop();
-        return;
-      }
-    }
-  });
   auto ls = listen_on(static_cast<std::uint16_t>(port), accept_mode == "reuseport" ? pool.threads() : 1);
-  const int code = ls ? pool.block_on(serve_pool(pool, srv, *ls)) : 1;
-  served.store(true);
-  watcher.join();
-  return code;
+  if (!ls)
+    return 1;
+  std::atomic<int> code{0};
+  {
+    saturn::os::graceful_stop gs(pool);
+    gs.spawn_acceptor(saturn::http::drain_at_stop(gs, srv));  // at the stop: srv.drain()
+    for (unsigned i = 0; i < ls->size(); ++i)  // listener i's serve() on worker i
+      gs.spawn_on(i, serve_listener(srv, (*ls)[i], code));
+    // The server cancels what still runs when --stop-grace-ms is over and then closes the
+    // connections; the stop's own deadline, a second later, is only the backstop.
+    auto stopped = pool.block_on(
+        gs.stop_on_signals({SIGTERM, SIGINT}, std::chrono::milliseconds(stop_grace_ms) + std::chrono::seconds(1)));
+    if (!stopped) {
+      std::fprintf(stderr, "saturn-http: %s\n", stopped.err().message().c_str());
+      return 1;
+    }
+  }
+  return code.load();
 }

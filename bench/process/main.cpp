@@ -11,6 +11,8 @@
 //                    children excluded) per child: the runtime's share, besides the
 //                    kernel's fork/exec work for the child itself.
 //   spawn_wait_poll  the same with the fallback wait (ring poll on the pidfd + waitid).
+//   spawn_wait_posix_spawn  spawn_wait with the fallback spawn (posix_spawn + pidfd_open
+//                    instead of clone3 with CLONE_VM | CLONE_VFORK | CLONE_PIDFD).
 //
 // The Tokio peer (bench/peers/process/tokio) does the same with
 // tokio::process::Command::new("/bin/true").status().
@@ -101,6 +103,8 @@ sample_result one_sample(saturn::thread_pool& pool, const std::string& program, 
 void run(const bench::args& a, const std::string& scenario, const std::string& program, int total, int in_flight) {
   os::detail::set_child_wait_mode(scenario == "spawn_wait_poll" ? os::detail::child_wait_mode::poll
                                                                 : os::detail::child_wait_mode::automatic);
+  os::detail::set_spawn_mode(scenario == "spawn_wait_posix_spawn" ? os::detail::spawn_mode::posix_spawn
+                                                                  : os::detail::spawn_mode::automatic);
   saturn::pool_options po;
   po.threads = static_cast<unsigned>(a.threads);
   saturn::thread_pool pool(po);
@@ -141,7 +145,7 @@ int main(int argc, char** argv) {
   int children = 10'000;
   int in_flight = 64;
   std::string program = "/bin/true";
-  bench::add_common_flags(app, a, {"spawn_wait", "spawn_wait_poll"});
+  bench::add_common_flags(app, a, {"spawn_wait", "spawn_wait_poll", "spawn_wait_posix_spawn"});
   app.add_option("--children", children, "children per sample")->check(CLI::PositiveNumber);
   app.add_option("--in-flight", in_flight, "children running at once")->check(CLI::PositiveNumber);
   app.add_option("--program", program, "what each child runs (no arguments)");
@@ -150,5 +154,7 @@ int main(int argc, char** argv) {
     run(a, "spawn_wait", program, children, in_flight);
   if (a.wants("spawn_wait_poll"))
     run(a, "spawn_wait_poll", program, children, in_flight);
+  if (a.wants("spawn_wait_posix_spawn"))
+    run(a, "spawn_wait_posix_spawn", program, children, in_flight);
   return 0;
 }

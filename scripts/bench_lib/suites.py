@@ -158,11 +158,12 @@ def sched_steps(run: SuiteRun, rt: Runtime) -> list:
     return [_program_step(run, rt, "all", argv, SCHED_SCENARIOS, 1.4, run.threads)]
 
 
-PROCESS_SCENARIOS = ("spawn_wait", "spawn_wait_poll")
+PROCESS_SCENARIOS = ("spawn_wait", "spawn_wait_poll", "spawn_wait_posix_spawn")
 
 
 def process_steps(run: SuiteRun, rt: Runtime) -> list:
-    """One process for both scenarios; spawn_wait_poll (saturn's fallback wait) is saturn's own."""
+    """One process for all scenarios; spawn_wait_poll (saturn's fallback wait) and
+    spawn_wait_posix_spawn (its fallback spawn) are saturn's own."""
     argv = [str(rt.path), "--threads", str(run.threads)] + _common_flags(run)
     scenarios = PROCESS_SCENARIOS if rt.name == "saturn" else ("spawn_wait",)
     # 10,000 children of /bin/true per sample: about 5 s on the 2-CPU dev VM.
@@ -376,11 +377,13 @@ def _make_suites() -> dict:
               quick=Params(rounds=3, samples=1, warmup=1), full=Params(rounds=5, samples=3, warmup=1),
               scenarios=PROCESS_SCENARIOS, make_steps=process_steps,
               figures={"*": ("ops_per_sec", "cpu_us_per_child")}, gate={"*": ("ops_per_sec",)},
-              aliases={"spawn_wait_poll": "spawn_wait"},
+              aliases={"spawn_wait_poll": "spawn_wait", "spawn_wait_posix_spawn": "spawn_wait"},
               note="10,000 children of /bin/true per sample, 64 in flight; Tokio's side is "
                    "tokio::process::Command::status(). Every sample checks that no zombie and no "
                    "child is left. spawn_wait_poll is saturn's fallback wait (ring poll on the "
-                   "pidfd, then waitid); its ratio is against Tokio's spawn_wait. "
+                   "pidfd, then waitid) and spawn_wait_posix_spawn saturn's fallback spawn "
+                   "(posix_spawn + pidfd_open instead of clone3); their ratios are against "
+                   "Tokio's spawn_wait. "
                    "`CPU µs/child` is the benchmark process's own CPU, children excluded."),
         Suite("sched", "sched — thread-pool scenario matrix", "saturn-bench-sched",
               (("tokio", "sched-tokio"), ("go", "sched-go"), ("tbb", "sched-tbb")),

@@ -9,8 +9,9 @@
 #include <saturn/tls/context.hpp>
 
 #include <algorithm>
+#include <array>
+#include <atomic>
 #include <cstring>
-#include <set>
 #include <system_error>
 
 #include "http/client_conn.hpp"
@@ -65,18 +66,101 @@ task<result<void>> client_conn::write_all(std::string_view bytes, std::chrono::m
   co_return result<void>{};
 }
 
-conn_lease::~conn_lease() {
+conn_lease::conn_lease() noexcept = default;
+conn_lease::conn_lease(origin_pool* o) noexcept : origin(o) {}
+
+conn_lease::conn_lease(conn_lease&& o) noexcept
+    : origin(o.origin), conn(std::move(o.conn)), reusable(o.reusable) {
+  o.origin = nullptr;
+  o.reusable = false;
+}
+
+conn_lease& conn_lease::operator=(conn_lease&& o) noexcept {
+  if (this != &o) {
+    reset();
+    origin = o.origin;
+    conn = std::move(o.conn);
+    reusable = o.reusable;
+    o.origin = nullptr;
+    o.reusable = false;
+  }
+  return *this;
+}
+
+conn_lease::~conn_lease() { reset(); }
+
+void conn_lease::reset() noexcept {
+  if (origin == nullptr)
+    return;
   std::unique_ptr<client_conn> drop;
   if (conn && reusable && conn->buffered() == 0) {
     conn->idle_since = std::chrono::steady_clock::now();
     conn->reused = true;
-    std::lock_guard lock(pool->mutex);
+    std::lock_guard lock(origin->mutex);
     origin->idle.push_back(std::move(conn));
   } else {
     drop = std::move(conn);  // closed below, outside the lock
   }
   drop.reset();
   origin->slots.release();
+  origin = nullptr;
+  reusable = false;
+}
+
+namespace {
+std::atomic<std::uint64_t> g_next_pool_id{1};
+
+std::string user_agent_line(const client_options& o) {
+  std::string l;
+  if (!o.user_agent.empty()) {
+    l.append("User-Agent: ").append(o.user_agent).append("\r\n");
+  }
+  return l;
+}
+
+/// One entry of a thread's target cache. An entry of a client that is gone is never
+/// matched (pool ids are not reused) and only waits to be replaced.
+struct cached_target {
+  std::uint64_t pool_id = 0;
+  std::string url;
+  std::shared_ptr<const target> t;
+};
+constexpr std::size_t target_cache_size = 8;
+thread_local std::array<cached_target, target_cache_size> t_targets;
+thread_local std::size_t t_next_target = 0;
+}  // namespace
+
+client_pool::client_pool(client_options o)
+    : id(g_next_pool_id.fetch_add(1, std::memory_order_relaxed)),
+      opts(std::move(o)),
+      user_agent_line(detail::user_agent_line(opts)) {}
+
+result<std::shared_ptr<const target>> target_for(client_pool& pool, std::string_view url_text) {
+  for (const cached_target& e : t_targets)
+    if (e.pool_id == pool.id && e.url == url_text)
+      return e.t;
+  auto u = parse_url(url_text);
+  if (!u)
+    return u.err();
+  auto t = std::make_shared<target>();
+  t->u = std::move(*u);
+  const std::string authority = t->u.authority();
+  std::string key(t->u.https ? "https://" : "http://");
+  key.append(authority);
+  t->line_tail.reserve(t->u.target.size() + authority.size() + 24);
+  t->line_tail.append(" ").append(t->u.target).append(" HTTP/1.1\r\nHost: ").append(authority).append("\r\n");
+  {
+    std::lock_guard lock(pool.mutex);
+    auto& slot = pool.origins[key];
+    if (!slot)
+      slot = std::make_unique<origin_pool>(key, std::max<std::size_t>(1, pool.opts.max_connections_per_host));
+    t->origin = slot.get();
+  }
+  cached_target& e = t_targets[t_next_target++ % target_cache_size];
+  e.pool_id = pool.id;
+  e.url.assign(url_text);
+  e.t = t;
+  return std::shared_ptr<const target>(std::move(t));
 }
 
 }  // namespace detail
@@ -101,69 +185,61 @@ bool idempotent(std::string_view m) noexcept {
   return m == "GET" || m == "HEAD" || m == "PUT" || m == "DELETE" || m == "OPTIONS" || m == "TRACE";
 }
 
-std::string origin_key(const url& u) { return (u.https ? "https://" : "http://") + u.authority(); }
-
-/// Takes a pool slot for `u`'s origin and an idle connection, or connects a new one.
-task<result<std::unique_ptr<conn_lease>>> lease_for(std::shared_ptr<detail::client_pool> pool, const url& u) {
-  const std::string key = origin_key(u);
-  detail::origin_pool* origin = nullptr;
-  {
-    std::lock_guard lock(pool->mutex);
-    auto& slot = pool->origins[key];
-    if (!slot)
-      slot = std::make_unique<detail::origin_pool>(std::max<std::size_t>(1, pool->opts.max_connections_per_host));
-    origin = slot.get();
-  }
+/// Takes a pool slot of `t`'s origin and an idle connection, or connects a new one.
+task<result<conn_lease>> lease_for(detail::client_pool& pool, const detail::target& t) {
+  detail::origin_pool* origin = t.origin;
+  const std::string& key = origin->key;
+  const url& u = t.u;
   auto got = co_await origin->slots.acquire();
   if (!got)
     co_return with_context(got.err(), "waiting for a connection to " + key);
-  auto lease = std::make_unique<conn_lease>(pool, origin);
+  conn_lease lease(origin);
   std::vector<std::unique_ptr<client_conn>> expired;
   {
     const auto now = std::chrono::steady_clock::now();
-    std::lock_guard lock(pool->mutex);
+    std::lock_guard lock(origin->mutex);
     while (!origin->idle.empty()) {
       auto c = std::move(origin->idle.back());
       origin->idle.pop_back();
-      if (now - c->idle_since < pool->opts.idle_timeout) {
-        lease->conn = std::move(c);
+      if (now - c->idle_since < pool.opts.idle_timeout) {
+        lease.conn = std::move(c);
         break;
       }
       expired.push_back(std::move(c));
     }
   }
   expired.clear();  // closed outside the lock
-  if (lease->conn)
-    co_return lease;
+  if (lease.conn)
+    co_return std::move(lease);
   auto c = std::make_unique<client_conn>();
   // net::connect: numeric hosts directly, names through net::resolve (c-ares on the
   // ring), each address tried in turn within connect_timeout.
   const std::string target = (u.host.find(':') != std::string::npos ? "[" + u.host + "]" : u.host) + ":" +
                              std::to_string(u.port);
   net::connect_options co;
-  co.attempt_timeout = pool->opts.connect_timeout;
-  co.resolve = pool->opts.resolve;
+  co.attempt_timeout = pool.opts.connect_timeout;
+  co.resolve = pool.opts.resolve;
   auto tcp = co_await net::connect(target, co);
   if (!tcp)
     co_return with_context(tcp.err(), "connect " + key);
   (void)tcp->set_nodelay(true);
   if (u.https) {
-    const tls::context* ctx = pool->opts.tls;
+    const tls::context* ctx = pool.opts.tls;
     if (ctx == nullptr) {
-      std::lock_guard lock(pool->mutex);
-      if (!pool->default_tls) {
+      std::lock_guard lock(pool.mutex);
+      if (!pool.default_tls) {
         auto made = tls::context::client({});
         if (!made)
           co_return with_context(made.err(), "TLS context");
-        pool->default_tls = std::make_unique<tls::context>(std::move(*made));
+        pool.default_tls = std::make_unique<tls::context>(std::move(*made));
       }
-      ctx = pool->default_tls.get();
+      ctx = pool.default_tls.get();
     }
     auto s = tls::stream::client(*ctx, std::move(*tcp), u.host);
     if (!s)
       co_return with_context(s.err(), "TLS " + key);
     c->tls.emplace(std::move(*s));
-    auto hs = c->tls->handshake(pool->opts.connect_timeout);
+    auto hs = c->tls->handshake(pool.opts.connect_timeout);
     auto shaken = co_await std::move(hs);
     if (!shaken)
       co_return with_context(shaken.err(), "TLS handshake with " + key);
@@ -171,22 +247,19 @@ task<result<std::unique_ptr<conn_lease>>> lease_for(std::shared_ptr<detail::clie
     c->tcp = std::move(*tcp);
   }
   {
-    std::lock_guard lock(pool->mutex);
-    ++pool->opened;
+    std::lock_guard lock(pool.mutex);
+    ++pool.opened;
   }
-  lease->conn = std::move(c);
-  co_return lease;
+  lease.conn = std::move(c);
+  co_return std::move(lease);
 }
 
-std::string request_head(const client_request& req, const url& u, const client_options& o) {
+std::string request_head(const client_request& req, const detail::target& t, const detail::client_pool& pool) {
+  const client_options& o = pool.opts;
   std::string h;
   h.reserve(256 + req.body.size());
   h += req.method;
-  h += ' ';
-  h += u.target;
-  h += " HTTP/1.1\r\nHost: ";
-  h += u.authority();
-  h += "\r\n";
+  h += t.line_tail;
   bool has_ua = false, has_ae = false;
   for (const auto& [n, v] : req.headers) {
     has_ua = has_ua || iequals(n, "user-agent");
@@ -196,8 +269,8 @@ std::string request_head(const client_request& req, const url& u, const client_o
     h += v;
     h += "\r\n";
   }
-  if (!has_ua && !o.user_agent.empty())
-    h += "User-Agent: " + o.user_agent + "\r\n";
+  if (!has_ua)
+    h += pool.user_agent_line;
   if (!has_ae && o.decompress)
     h += "Accept-Encoding: gzip, br\r\n";
   if (req.body_source)
@@ -215,54 +288,45 @@ bool bad_field_bytes(std::string_view s) noexcept { return s.find_first_of("\r\n
 
 // ---- response_stream --------------------------------------------------------------
 
-struct response_stream::decoder {
-  explicit decoder(const response_head& h) : body(h) {}
-  body_decoder body;
-  std::optional<stream_decoder> coded;  // gzip / br
-  std::size_t total = 0;                // decoded bytes handed out or pending
-  std::size_t max_body = 0;
-  std::chrono::milliseconds timeout{};
-  std::string origin;
-};
-
-response_stream::response_stream(std::unique_ptr<detail::conn_lease> lease, response_head head)
-    : m_lease(std::move(lease)), m_head(std::move(head)), m_dec(std::make_unique<decoder>(m_head)) {}
+response_stream::response_stream(detail::conn_lease lease, response_head head) noexcept
+    : m_lease(std::move(lease)), m_head(std::move(head)), m_dec(m_head) {}
 response_stream::response_stream(response_stream&&) noexcept = default;
 response_stream& response_stream::operator=(response_stream&&) noexcept = default;
 response_stream::~response_stream() = default;
 
 task<result<void>> response_stream::fill() {
-  decoder& d = *m_dec;
-  client_conn& c = *m_lease->conn;
+  decoder& d = m_dec;
+  const std::string& origin = *d.origin;
+  client_conn& c = *m_lease.conn;
   for (;;) {
     {
       // Feed even with nothing buffered: a zero-length body ends here without a read.
       const body_decoder::step st = d.body.feed(c.data(), c.buffered());
       c.consume(st.consumed);
       if (st.error != nullptr)
-        co_return framing_error(d.origin, st.error);
+        co_return framing_error(origin, st.error);
       if (!st.data.empty()) {
         const std::size_t before = m_pending.size();
         if (d.coded) {
           auto w = d.coded->write(st.data, m_pending);
           if (!w)
-            co_return with_context(w.err(), d.origin + ": decoding the body");
+            co_return with_context(w.err(), origin + ": decoding the body");
         } else {
           m_pending.append(st.data);
         }
         d.total += m_pending.size() - before;
         if (d.total > d.max_body)
           co_return error{std::make_error_code(std::errc::file_too_large),
-                          stable("http client: " + d.origin + ": the body is over max_body")};
+                          stable("http client: " + origin + ": the body is over max_body")};
       }
       if (st.done) {
         if (d.coded) {
           auto f = d.coded->finish();
           if (!f)
-            co_return with_context(f.err(), d.origin + ": decoding the body");
+            co_return with_context(f.err(), origin + ": decoding the body");
         }
         m_finished = true;
-        m_lease->reusable = m_head.keep_alive;
+        m_lease.reusable = m_head.keep_alive;
         m_lease.reset();  // the connection goes back to the pool now
         co_return result<void>{};
       }
@@ -273,15 +337,15 @@ task<result<void>> response_stream::fill() {
     }
     auto n = co_await c.read_more(d.timeout, std::size_t{1} << 20);
     if (!n)
-      co_return with_context(n.err(), d.origin + ": reading the body");
+      co_return with_context(n.err(), origin + ": reading the body");
     if (*n == 0) {
       const body_decoder::step st = d.body.end_of_stream();
       if (st.error != nullptr)
-        co_return framing_error(d.origin, st.error);
+        co_return framing_error(origin, st.error);
       if (d.coded) {
         auto f = d.coded->finish();
         if (!f)
-          co_return with_context(f.err(), d.origin + ": decoding the body");
+          co_return with_context(f.err(), origin + ": decoding the body");
       }
       m_finished = true;
       m_lease.reset();  // until-close: the connection is done
@@ -318,7 +382,10 @@ task<result<std::string>> response_stream::read_all(std::size_t limit) {
       m_finished = true;
       co_return f.err();
     }
-    out += m_pending;
+    if (out.empty())
+      out.swap(m_pending);  // a body in one piece: no copy
+    else
+      out += m_pending;
     m_pending.clear();
     if (out.size() > limit) {
       m_lease.reset();
@@ -331,7 +398,7 @@ task<result<std::string>> response_stream::read_all(std::size_t limit) {
 
 // ---- client ------------------------------------------------------------------------
 
-client::client(client_options opts) : m_pool(std::make_shared<detail::client_pool>(std::move(opts))) {}
+client::client(client_options opts) : m_pool(std::make_unique<detail::client_pool>(std::move(opts))) {}
 client::~client() = default;
 
 std::size_t client::connections_opened() const noexcept {
@@ -342,8 +409,10 @@ std::size_t client::connections_opened() const noexcept {
 std::size_t client::idle_connections() const noexcept {
   std::lock_guard lock(m_pool->mutex);
   std::size_t n = 0;
-  for (const auto& [k, o] : m_pool->origins)
+  for (const auto& [k, o] : m_pool->origins) {
+    std::lock_guard idle_lock(o->mutex);
     n += o->idle.size();
+  }
   return n;
 }
 
@@ -354,17 +423,17 @@ std::string_view client_response::header(std::string_view name) const noexcept {
   return {};
 }
 
-task<result<response_stream>> client::send_once(const client_request& req, const url& u, bool& retryable) {
+task<result<response_stream>> client::send_once(const client_request& req, const detail::target& t, bool& retryable) {
   retryable = false;
   const client_options& o = m_pool->opts;
-  const std::string key = origin_key(u);
-  auto leased = co_await lease_for(m_pool, u);
+  const std::string& key = t.origin->key;
+  auto leased = co_await lease_for(*m_pool, t);
   if (!leased)
     co_return leased.err();
-  std::unique_ptr<conn_lease> lease = std::move(*leased);
-  client_conn& c = *lease->conn;
+  conn_lease lease = std::move(*leased);
+  client_conn& c = *lease.conn;
   const bool reused = c.reused;
-  std::string head = request_head(req, u, o);
+  std::string head = request_head(req, t, *m_pool);
   if (!req.body_source && req.body.size() <= 64 * 1024) {
     head += req.body;  // one write for the head and a small body
     auto w = co_await c.write_all(head, o.timeout);
@@ -434,9 +503,9 @@ task<result<response_stream>> client::send_once(const client_request& req, const
   }
   response_head h = std::move(parser.head());
   response_stream rs(std::move(lease), std::move(h));
-  rs.m_dec->max_body = o.max_body;
-  rs.m_dec->timeout = o.timeout;
-  rs.m_dec->origin = key;
+  rs.m_dec.max_body = o.max_body;
+  rs.m_dec.timeout = o.timeout;
+  rs.m_dec.origin = &key;
   if (o.decompress && rs.m_head.framing != body_framing::none) {
     if (const std::string_view ce = rs.m_head.get("content-encoding"); !ce.empty() && !iequals(ce, "identity")) {
       const auto coding = parse_coding(ce);
@@ -445,7 +514,7 @@ task<result<response_stream>> client::send_once(const client_request& req, const
       auto dec = stream_decoder::make(*coding, o.max_body);
       if (!dec)
         co_return with_context(dec.err(), "decoder");
-      rs.m_dec->coded.emplace(std::move(*dec));
+      rs.m_dec.coded.emplace(std::move(*dec));
     }
   }
   if (rs.m_head.framing == body_framing::none || (rs.m_head.framing == body_framing::length && rs.m_head.content_length == 0)) {
@@ -463,14 +532,15 @@ task<result<response_stream>> client::send(client_request req) {
     if (n.empty() || bad_field_bytes(n) || bad_field_bytes(v) || n.find(':') != std::string::npos)
       co_return error{std::make_error_code(std::errc::invalid_argument),
                       "http client: a header field with an empty name, a colon in the name, or CR/LF"};
-  auto u = parse_url(req.url);
-  if (!u)
-    co_return u.err();
+  auto first = detail::target_for(*m_pool, req.url);
+  if (!first)
+    co_return first.err();
+  std::shared_ptr<const detail::target> t = std::move(*first);
   for (int hop = 0;; ++hop) {
     bool retryable = false;
-    auto r = co_await send_once(req, *u, retryable);
+    auto r = co_await send_once(req, *t, retryable);
     if (!r && retryable && idempotent(req.method) && !req.body_source)
-      r = co_await send_once(req, *u, retryable);  // the server closed an idle connection
+      r = co_await send_once(req, *t, retryable);  // the server closed an idle connection
     if (!r)
       co_return r.err();
     const int s = r->status();
@@ -480,11 +550,11 @@ task<result<response_stream>> client::send(client_request req) {
       co_return std::move(*r);
     std::string next;
     if (loc.front() == '/' && (loc.size() < 2 || loc[1] != '/'))
-      next = (u->https ? "https://" : "http://") + u->authority() + std::string(loc);
+      next = (t->u.https ? "https://" : "http://") + t->u.authority() + std::string(loc);
     else
       next.assign(loc);
-    auto nu = parse_url(next);
-    if (!nu)
+    auto nt = detail::target_for(*m_pool, next);
+    if (!nt)
       co_return std::move(*r);  // a Location the client cannot follow: the answer as it is
     // Keep the connection: a small redirect body is read off it.
     (void)co_await r->read_all(64 * 1024);
@@ -492,7 +562,7 @@ task<result<response_stream>> client::send(client_request req) {
       req.method = "GET";
       req.body.clear();
     }
-    *u = std::move(*nu);
+    t = std::move(*nt);
     req.url = std::move(next);
   }
 }

@@ -1,5 +1,6 @@
 // http::client internals: one connection (TCP or TLS) with its read buffer, the pool of
-// one origin, and the lease a request holds on a connection and its pool slot.
+// one origin, a parsed request target, and the client's pool of origins (the lease a
+// request holds on a connection and its pool slot is detail::conn_lease, client.hpp).
 #pragma once
 
 #include <saturn/http/client.hpp>
@@ -8,11 +9,13 @@
 #include <saturn/tls/stream.hpp>
 
 #include <chrono>
-#include <map>
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <unordered_map>
 #include <vector>
 
 namespace saturn::http::detail {
@@ -37,34 +40,37 @@ struct client_conn {
   task<result<void>> write_all(std::string_view bytes, std::chrono::milliseconds timeout);
 };
 
-/// The connections of one origin.
+/// The connections of one origin ("http://host:port"). Lives as long as the client.
 struct origin_pool {
-  explicit origin_pool(std::size_t cap) : slots(cap) {}
-  semaphore slots;  // one unit per connection that may be open
+  origin_pool(std::string k, std::size_t cap) : key(std::move(k)), slots(cap) {}
+  const std::string key;  // for error messages
+  semaphore slots;        // one unit per connection that may be open
+  std::mutex mutex;       // guards idle
   std::vector<std::unique_ptr<client_conn>> idle;  // most recently used last
 };
 
+/// One request URL, parsed once: the URL split, its origin's pool, and the part of the
+/// request head every request to it sends. Immutable, shared by the requests using it.
+struct target {
+  url u;
+  origin_pool* origin = nullptr;
+  std::string line_tail;  // " <target> HTTP/1.1\r\nHost: <authority>\r\n"
+};
+
 struct client_pool {
-  explicit client_pool(client_options o) : opts(std::move(o)) {}
-  client_options opts;
-  std::mutex mutex;  // guards origins (the map and each idle list), default_tls
-  std::map<std::string, std::unique_ptr<origin_pool>> origins;
+  explicit client_pool(client_options o);
+  const std::uint64_t id;  // unique in the process (never reused): the per-thread target cache's key
+  const client_options opts;
+  const std::string user_agent_line;  // "User-Agent: ...\r\n", or empty
+  std::mutex mutex;  // guards origins (the map itself), default_tls, opened
+  std::unordered_map<std::string, std::unique_ptr<origin_pool>> origins;
   std::unique_ptr<tls::context> default_tls;
   std::size_t opened = 0;
 };
 
-/// A request's hold on a pool slot and, once connected, on a connection. Its destructor
-/// gives the connection back (when `reusable`) or closes it, then frees the slot.
-struct conn_lease {
-  conn_lease(std::shared_ptr<client_pool> p, origin_pool* o) : pool(std::move(p)), origin(o) {}
-  conn_lease(const conn_lease&) = delete;
-  conn_lease& operator=(const conn_lease&) = delete;
-  ~conn_lease();
-
-  std::shared_ptr<client_pool> pool;
-  origin_pool* origin;
-  std::unique_ptr<client_conn> conn;
-  bool reusable = false;
-};
+/// The target for `url_text` (parsed, its origin found or made): from this thread's
+/// cache of the last few URLs this pool was asked for, else parsed now. Errors: those of
+/// parse_url.
+result<std::shared_ptr<const target>> target_for(client_pool& pool, std::string_view url_text);
 
 }  // namespace saturn::http::detail

@@ -1,16 +1,23 @@
 // http::serve: binds the listeners, places one server::serve() per listener on its worker,
-// and turns SIGINT / SIGTERM or a stop token into server::stop().
+// and turns SIGINT / SIGTERM or a stop token into server::stop() — or, with
+// serve_options::graceful, into os::graceful_stop's stop and server::drain().
 //
 // Signals: os::shutdown_signals (its handlers write to a pipe the ring reads); a task
 // awaits it and stops the server. No thread of saturn's waits for signals, and the
 // workers' signal masks need no change.
 #include <saturn/http/serve.hpp>
 
+#include <saturn/os/graceful.hpp>
 #include <saturn/os/shutdown.hpp>
 #include <saturn/task/join_handle.hpp>
 #include <saturn/task/this_task.hpp>
+#include <saturn/task/time.hpp>
+
+#include <signal.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <initializer_list>
 #include <optional>
 #include <vector>
 
@@ -71,6 +78,36 @@ task<result<void>> serve_all(thread_pool& pool, server& srv, std::vector<bound>&
   co_return result<void>{};
 }
 
+/// The graceful way: the serve() calls are graceful_stop's work, drain_at_stop its
+/// acceptor; a failing serve() raises SIGTERM so the stop runs.
+task<void> serve_counted(server& srv, bound& b, result<void>& outcome) {
+  auto one = serve_one(srv, b, outcome);
+  (void)co_await std::move(one);
+  if (!outcome)
+    ::kill(::getpid(), SIGTERM);
+}
+
+task<result<void>> serve_graceful(thread_pool& pool, server& srv, std::vector<bound>& ls, unsigned per_endpoint) {
+  std::vector<result<void>> outcomes(ls.size());
+  os::graceful_stop gs(pool);
+  gs.spawn_acceptor(drain_at_stop(gs, srv));
+  for (unsigned i = 0; i < ls.size(); ++i)
+    gs.spawn_on((i % per_endpoint) % pool.threads(), serve_counted(srv, ls[i], outcomes[i]));
+  // The server cancels the handlers still running when stop_grace is over; the stop's own
+  // deadline, a second later, is the backstop.
+  // lifetime: the task keeps the list, so its array must outlive the co_await (a named
+  // initializer_list's array lives as long as it does).
+  const std::initializer_list<int> signals = {SIGINT, SIGTERM};
+  auto stop = gs.stop_on_signals(signals, srv.options().stop_grace + std::chrono::seconds(1));
+  auto stopped = co_await std::move(stop);
+  if (!stopped)
+    co_return stopped.err();
+  for (auto& o : outcomes)
+    if (!o)
+      co_return o.err();
+  co_return result<void>{};
+}
+
 /// `n` listeners on `addr` (SO_REUSEPORT when more than one). A port of 0 is chosen by the
 /// first bind and reused by the others.
 result<std::vector<net::tcp_listener>> bind_all(const net::address& addr, unsigned n) {
@@ -104,6 +141,16 @@ result<std::vector<net::tcp_listener>> bind_all(const net::address& addr, unsign
 
 }  // namespace
 
+task<void> drain_at_stop(const os::graceful_stop& gs, server& srv) {
+  while (!gs.stopping()) {
+    auto wait = sleep_for(std::chrono::hours(1));
+    auto waited = co_await wait;
+    if (!waited)
+      break;
+  }
+  srv.drain();
+}
+
 result<void> serve(thread_pool& pool, const router& routes, const net::address& addr, const serve_options& opts) {
   const endpoint one{addr};
   return serve(pool, routes, std::span<const endpoint>(&one, 1), opts);
@@ -127,8 +174,9 @@ result<void> serve(thread_pool& pool, const router& routes, std::span<const endp
     for (auto& l : *got)
       ls.push_back(bound{std::move(l), ep.tls ? &*ep.tls : nullptr, ep.plain});
   }
+  const bool graceful = opts.graceful && opts.stop_on_signals;
   std::optional<os::shutdown_signals> sigs;
-  if (opts.stop_on_signals) {
+  if (opts.stop_on_signals && !graceful) {
     auto installed = os::shutdown_signals::install();
     if (!installed)
       return installed.err();
@@ -136,11 +184,17 @@ result<void> serve(thread_pool& pool, const router& routes, std::span<const endp
   }
   server srv(routes, opts);
   std::optional<std::stop_callback<std::function<void()>>> on_stop;
-  if (opts.stop.stop_possible())
-    on_stop.emplace(opts.stop, std::function<void()>([&srv] { srv.stop(); }));
+  if (opts.stop.stop_possible()) {
+    if (graceful)
+      on_stop.emplace(opts.stop, std::function<void()>([] { ::kill(::getpid(), SIGTERM); }));
+    else
+      on_stop.emplace(opts.stop, std::function<void()>([&srv] { srv.stop(); }));
+  }
   if (opts.on_listening)
     for (const net::address& a : listening)
       opts.on_listening(a);
+  if (graceful)
+    return pool.block_on(serve_graceful(pool, srv, ls, n));
   return pool.block_on(serve_all(pool, srv, ls, n, sigs ? &*sigs : nullptr));
 }
 

@@ -29,17 +29,25 @@ server::~server() = default;
 std::size_t server::connections() const noexcept { return m_registry->count.load(std::memory_order_relaxed); }
 
 void server::stop() noexcept {
-  // A pending accept ends when its listening socket is shut down (EINVAL); the listener
-  // itself stays owned (and is closed) by the caller.
-  {
-    // lifetime: serve() removes its listener's fd under this mutex before its caller may
-    // close the listener, so every descriptor shut down here is still a listener's.
-    std::lock_guard lock(m_registry->mutex);
-    mark_stopping();
-    for (int fd : m_listen_fds)
-      ::shutdown(fd, SHUT_RDWR);
-  }
+  shut_listeners();
   begin_stop();
+}
+
+void server::drain() noexcept {
+  shut_listeners();
+  sweep_now(detail::coarse_now_ms());  // the idle connections close now, the busy ones once answered
+}
+
+void server::shut_listeners() noexcept {
+  // A pending accept ends when its listening socket is shut down (EINVAL), and a connect
+  // to it is refused from then on; the listener itself stays owned (and is closed) by
+  // the caller.
+  // lifetime: serve() removes its listener's fd under this mutex before its caller may
+  // close the listener, so every descriptor shut down here is still a listener's.
+  std::lock_guard lock(m_registry->mutex);
+  mark_stopping();
+  for (int fd : m_listen_fds)
+    ::shutdown(fd, SHUT_RDWR);
 }
 
 void server::mark_stopping() noexcept {
@@ -141,18 +149,27 @@ task<result<void>> server::serve_on(net::tcp_listener& listener, const tls::cont
     else
       spawn_in(root, serve_connection(std::move(*accepted), protocols)).detach();
   }
-  begin_stop();
+  // An accept error or this serve()'s own cancellation stops the server outright; a
+  // stop() has done so already, and a drain() leaves the handlers running (below).
+  if (!outcome || !stopping())
+    begin_stop();
   {
     std::lock_guard lock(m_registry->mutex);
     m_listen_fds.erase(std::find(m_listen_fds.begin(), m_listen_fds.end(), listener.fd()));
   }
   // Close every connection and wait until all have ended (each ends within one round trip
   // of its ring once its socket is shut down; a busy one once its answer left, or when
-  // stop_grace is over).
+  // stop_grace is over: then its handler is cancelled too).
   while (connections() > 0) {
-    sweep_now(detail::coarse_now_ms());
+    const std::int64_t now = detail::coarse_now_ms();
+    // ordering: relaxed; set before (by this thread or under the registry's mutex).
+    if (now - m_stop_ms.load(std::memory_order_relaxed) >= m_opts.stop_grace.count())
+      m_stop.request_stop();
+    sweep_now(now);
     auto s = sleep_for(std::chrono::milliseconds(1));
-    (void)co_await s;
+    auto slept = co_await s;
+    if (!slept)
+      m_stop.request_stop();  // this serve() is cancelled: wait for no handler any more
   }
   if (sweeper)
     co_await std::move(*sweeper);

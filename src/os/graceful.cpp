@@ -41,6 +41,19 @@ task<void> run_counted(state_ptr s, task<void> t, bool is_work) {
   (is_work ? s->work : s->acceptors).done();
 }
 
+/// Starts `t` on `worker` in its group (acceptors or work), counted; throws
+/// std::out_of_range, uncounted, when there is no such worker.
+void spawn_counted_on(const state_ptr& sp, unsigned worker, task<void> t, bool is_work) {
+  wait_group& wg = is_work ? sp->work : sp->acceptors;
+  wg.add(1);
+  try {
+    spawn_in(is_work ? sp->work_ctx : sp->acceptor_ctx, worker, run_counted(sp, std::move(t), is_work)).detach();
+  } catch (...) {
+    wg.done();
+    throw;
+  }
+}
+
 task<result<void>> wait_all(wait_group& wg) {
   auto w = co_await wg.wait();
   co_return static_cast<result<void>>(w);
@@ -60,22 +73,15 @@ void graceful_stop::spawn_acceptor(task<void> t) {
   spawn_in(s.acceptor_ctx, run_counted(m_state, std::move(t), false)).detach();
 }
 
-void graceful_stop::spawn_acceptor_on(unsigned worker, task<void> t) {
-  state& s = *m_state;
-  s.acceptors.add(1);
-  try {
-    spawn_in(s.acceptor_ctx, worker, run_counted(m_state, std::move(t), false)).detach();
-  } catch (...) {
-    s.acceptors.done();
-    throw;
-  }
-}
+void graceful_stop::spawn_acceptor_on(unsigned worker, task<void> t) { spawn_counted_on(m_state, worker, std::move(t), false); }
 
 void graceful_stop::spawn(task<void> t) {
   state& s = *m_state;
   s.work.add(1);
   spawn_in(s.work_ctx, run_counted(m_state, std::move(t), true)).detach();
 }
+
+void graceful_stop::spawn_on(unsigned worker, task<void> t) { spawn_counted_on(m_state, worker, std::move(t), true); }
 
 bool graceful_stop::stopping() const noexcept { return m_state->stopping.load(std::memory_order_acquire); }
 

@@ -222,6 +222,142 @@ TEST(server_cli_echo, sigterm_gives_open_connections_the_grace_then_closes_them)
   EXPECT_LT(closed_after, std::chrono::seconds(3));
 }
 
+/// Starts SATURN_BIN_DIR/`program` with `args` on a free port of 127.0.0.1: its pid and port.
+std::pair<pid_t, std::uint16_t> start_server(const std::string& program, std::vector<std::string> args) {
+  auto l = net::tcp_listener::bind(net::address::loopback_v4(0));
+  if (!l)
+    return {-1, 0};
+  const std::uint16_t port = l->local_address()->port();
+  l->close();
+  const std::string bin = std::string(SATURN_BIN_DIR) + "/" + program;
+  args.insert(args.begin(), {bin, "--port", std::to_string(port)});
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    std::vector<char*> argv;
+    for (auto& a : args)
+      argv.push_back(a.data());
+    argv.push_back(nullptr);
+    ::execv(bin.c_str(), argv.data());
+    ::_exit(127);
+  }
+  return {pid, port};
+}
+
+/// True when a connect to 127.0.0.1:port is refused.
+bool connect_refused(std::uint16_t port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(port);
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  const int rc = ::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+  const int e = errno;
+  ::close(fd);
+  return rc == -1 && e == ECONNREFUSED;
+}
+
+/// The wait status of `pid` once it exits, within 5 s; else it is killed and -1 returned.
+int exit_status_within_5s(pid_t pid) {
+  int status = 0;
+  for (int i = 0; i < 500; ++i) {
+    if (::waitpid(pid, &status, WNOHANG) == pid)
+      return status;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ::kill(pid, SIGKILL);
+  ::waitpid(pid, &status, 0);
+  return -1;
+}
+
+/// Reads from `fd` until `want` bytes came or the peer closed (2 s per read at most).
+std::string read_some(int fd, std::size_t want) {
+  timeval tv{2, 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  std::string got;
+  char buf[4096];
+  while (got.size() < want) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n <= 0)
+      break;
+    got.append(buf, static_cast<std::size_t>(n));
+  }
+  return got;
+}
+
+// saturn-http's stop is os::graceful_stop too: at SIGTERM new connections are refused and
+// an idle keep-alive connection is closed at once, while a request in flight (here a
+// /delay/700 sent before the signal) still finishes and is answered 200 within
+// --stop-grace-ms; then the process exits 0.
+TEST(server_cli_http, sigterm_lets_requests_in_flight_finish_and_refuses_new_connections) {
+  const auto [pid, port] = start_server("saturn-http", {"--threads", "2", "--stop-grace-ms", "3000"});
+  ASSERT_GT(pid, 0);
+  const int idle = connect_retrying(port);
+  ASSERT_GE(idle, 0) << "saturn-http did not start";
+  const std::string plain = "GET /plaintext HTTP/1.1\r\nHost: t\r\n\r\n";
+  ASSERT_EQ(::write(idle, plain.data(), plain.size()), static_cast<ssize_t>(plain.size()));
+  const std::string first = read_some(idle, 1);
+  EXPECT_NE(first.find("Hello, World!"), std::string::npos) << first;
+  const int busy = connect_retrying(port);
+  ASSERT_GE(busy, 0);
+  const std::string slow = "GET /delay/700 HTTP/1.1\r\nHost: t\r\n\r\n";
+  ASSERT_EQ(::write(busy, slow.data(), slow.size()), static_cast<ssize_t>(slow.size()));
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));  // the handler is sleeping now
+  const auto t0 = std::chrono::steady_clock::now();
+  ::kill(pid, SIGTERM);
+  std::this_thread::sleep_for(std::chrono::milliseconds(150));
+  EXPECT_TRUE(connect_refused(port)) << "a connection was accepted after SIGTERM";
+  // The idle keep-alive connection was closed (EOF, no answer).
+  EXPECT_EQ(read_some(idle, 1), "");
+  // The request in flight finishes: 200 and its body, after its 700 ms.
+  const std::string answer = read_some(busy, 1 << 16);
+  const auto answered_after = std::chrono::steady_clock::now() - t0;
+  EXPECT_EQ(answer.rfind("HTTP/1.1 200", 0), 0u) << answer;
+  EXPECT_EQ(answer.substr(answer.size() >= 3 ? answer.size() - 3 : 0), "700") << answer;
+  EXPECT_GE(answered_after, std::chrono::milliseconds(450));
+  EXPECT_LT(answered_after, std::chrono::milliseconds(2500)) << "answered only when the grace was over";
+  const int status = exit_status_within_5s(pid);
+  ::close(idle);
+  ::close(busy);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "status " << status;
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::milliseconds(2500))
+      << "the server waited for the grace although nothing was in flight any more";
+}
+
+// saturn-arena the same way (http::serve's graceful mode, the same server::drain as
+// saturn-http above): at SIGTERM new connections are refused, a kept-alive idle one and one
+// whose request is still arriving (an upload half sent: "reading", not yet in a handler)
+// are closed at once, and the process exits 0 without waiting out --stop-grace-ms.
+TEST(server_cli_arena, sigterm_refuses_new_connections_and_closes_idle_and_unfinished_ones) {
+  const std::string bin = std::string(SATURN_BIN_DIR) + "/saturn-arena";
+  if (::access(bin.c_str(), X_OK) != 0)
+    GTEST_SKIP() << bin << " is not built";
+  const auto [pid, port] =
+      start_server("saturn-arena", {"--tls-port", "0", "--threads", "2", "--stop-grace-ms", "3000", "--data", "/nonexistent"});
+  ASSERT_GT(pid, 0);
+  const int idle = connect_retrying(port);
+  ASSERT_GE(idle, 0) << "saturn-arena did not start";
+  const std::string get = "GET /pipeline HTTP/1.1\r\nHost: t\r\n\r\n";
+  ASSERT_EQ(::write(idle, get.data(), get.size()), static_cast<ssize_t>(get.size()));
+  const std::string first = read_some(idle, 1);
+  EXPECT_EQ(first.rfind("HTTP/1.1 200", 0), 0u) << first;
+  const int upload = connect_retrying(port);
+  ASSERT_GE(upload, 0);
+  const std::string half = "POST /upload HTTP/1.1\r\nHost: t\r\nContent-Length: 10\r\n\r\n12345";
+  ASSERT_EQ(::write(upload, half.data(), half.size()), static_cast<ssize_t>(half.size()));
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  const auto t0 = std::chrono::steady_clock::now();
+  ::kill(pid, SIGTERM);
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_TRUE(connect_refused(port)) << "a connection was accepted after SIGTERM";
+  EXPECT_EQ(read_some(idle, 1), "");
+  EXPECT_EQ(read_some(upload, 1), "");
+  const int status = exit_status_within_5s(pid);
+  ::close(idle);
+  ::close(upload);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "status " << status;
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::milliseconds(2500));
+}
+
 INSTANTIATE_TEST_SUITE_P(apps, server_cli, ::testing::Values("saturn-echo", "saturn-http"),
                          [](const auto& p) { return std::string(p.param).substr(7); });
 

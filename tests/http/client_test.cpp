@@ -204,6 +204,82 @@ TEST(http_client, keeps_one_connection_alive_across_sequential_requests) {
   EXPECT_EQ(c.idle_connections(), 1u);
 }
 
+// Each thread caches the last URLs it sent to, parsed, with their origin's pool: a
+// cached URL must never lead a request into another client's pool (one destroyed, or
+// one alive at the same time), and URLs past the cache's size still share their origin.
+TEST(http_client, parsed_urls_are_cached_per_client_and_never_cross_clients) {
+  http_test::test_server srv;
+  const std::string u = srv.url("/plaintext");
+  for (int i = 0; i < 20; ++i) {  // a fresh client each time, often at the same address
+    http::client c;
+    auto r = run_on_pool(c.get(u));
+    ASSERT_TRUE(r) << r.err().message();
+    EXPECT_EQ(r->body, "Hello, World!");
+    EXPECT_EQ(c.connections_opened(), 1u);
+    EXPECT_EQ(c.idle_connections(), 1u);
+  }
+  http::client a, b;
+  const int both = run_on_pool([](http::client& x, http::client& y, std::string url) -> task<int> {
+    int ok = 0;
+    for (int i = 0; i < 10; ++i) {
+      auto rx = co_await x.get(url);
+      auto ry = co_await y.get(url);
+      ok += (rx && rx->status == 200) + (ry && ry->status == 200);
+    }
+    co_return ok;
+  }(a, b, u));
+  EXPECT_EQ(both, 20);
+  EXPECT_EQ(a.connections_opened(), 1u);
+  EXPECT_EQ(b.connections_opened(), 1u);
+  EXPECT_EQ(a.idle_connections(), 1u);
+  EXPECT_EQ(b.idle_connections(), 1u);
+  http::client many;
+  const int rotated = run_on_pool([](http::client& c, http_test::test_server& s) -> task<int> {
+    int ok = 0;
+    for (int i = 0; i < 60; ++i) {  // 20 URLs in turn: more than a thread's cache holds
+      auto r = co_await c.get(s.url("/seq/" + std::to_string(i % 20)));
+      ok += r && r->status == 200 && r->body == std::to_string(i % 20);
+    }
+    co_return ok;
+  }(many, srv));
+  EXPECT_EQ(rotated, 60);
+  EXPECT_EQ(many.connections_opened(), 1u) << "one origin, one pool, one connection";
+}
+
+TEST(http_client, the_request_head_names_target_host_agent_and_codings) {
+  std::mutex mu;
+  std::vector<std::string> heads;
+  scripted_server srv([&](int fd, int, const std::string& req) {
+    {
+      std::lock_guard lock(mu);
+      heads.push_back(req);
+    }
+    write_all(fd, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok");
+    return true;
+  });
+  const std::string port = srv.url("").substr(std::string("http://127.0.0.1:").size());
+  http::client c;
+  ASSERT_TRUE(run_on_pool(c.get(srv.url("/a/b?x=1&y=2#frag"))));
+  ASSERT_TRUE(run_on_pool(c.get(srv.url("/a/b?x=1&y=2#frag"))));  // the cached target
+  ASSERT_TRUE(run_on_pool(c.get("http://127.0.0.1:" + port)));  // no path: "/"
+  ASSERT_TRUE(run_on_pool(c.get("http://127.0.0.1:" + port + "?q")));
+  http::client_request own = make_req("GET", srv.url("/own"));
+  own.headers = {{"user-agent", "mine/1"}, {"Accept-Encoding", "identity"}};
+  ASSERT_TRUE(run_on_pool(c.request(std::move(own))));
+  http::client bare({.decompress = false, .user_agent = ""});
+  ASSERT_TRUE(run_on_pool(bare.get(srv.url("/bare"))));
+  std::lock_guard lock(mu);
+  ASSERT_EQ(heads.size(), 6u);
+  const std::string host = "Host: 127.0.0.1:" + port + "\r\n";
+  const std::string common = host + "User-Agent: saturn-http-client\r\nAccept-Encoding: gzip, br\r\n\r\n";
+  EXPECT_EQ(heads[0], "GET /a/b?x=1&y=2 HTTP/1.1\r\n" + common);
+  EXPECT_EQ(heads[1], heads[0]);
+  EXPECT_EQ(heads[2], "GET / HTTP/1.1\r\n" + common);
+  EXPECT_EQ(heads[3], "GET /?q HTTP/1.1\r\n" + common);
+  EXPECT_EQ(heads[4], "GET /own HTTP/1.1\r\n" + host + "user-agent: mine/1\r\nAccept-Encoding: identity\r\n\r\n");
+  EXPECT_EQ(heads[5], "GET /bare HTTP/1.1\r\n" + host + "\r\n");
+}
+
 TEST(http_client, sixty_four_concurrent_requests_share_at_most_the_per_host_cap) {
   http_test::test_server srv;
   http::client c({.max_connections_per_host = 4});

@@ -40,12 +40,15 @@
 /// turn with connect_timeout per attempt.
 ///
 /// Threading: a client may be used by any number of tasks at once, on any workers (its
-/// pool is under a mutex held for a few instructions, never across a suspension). Every
+/// pool is under mutexes held for a few instructions, never across a suspension; a
+/// request URL seen before on the same thread is not parsed again: each thread keeps
+/// the last few URLs it sent to, parsed, with their origin's pool). Every
 /// await is cancellable through the task's stop token: the connection in use is then
 /// closed, never reused. The client must outlive the tasks that use it and every
 /// response_stream it returned.
 #pragma once
 
+#include <saturn/http/compression.hpp>
 #include <saturn/http/response_parser.hpp>
 #include <saturn/net/resolve.hpp>
 #include <saturn/result.hpp>
@@ -56,6 +59,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -132,7 +136,29 @@ class client;
 namespace detail {
 struct client_pool;
 struct client_conn;
-struct conn_lease;
+struct origin_pool;
+struct target;
+
+/// A request's hold on a pool slot of its origin and, once connected, on a connection
+/// (internal: kept inline in the request's frame and in response_stream). Destroying or
+/// reset() gives the connection back to the pool (when `reusable` and fully read) or
+/// closes it, then frees the slot. Move-only; one task at a time.
+class conn_lease {
+ public:
+  // Out of line, like every member: client_conn is complete only in the client's source.
+  conn_lease() noexcept;
+  explicit conn_lease(origin_pool* o) noexcept;
+  conn_lease(conn_lease&& o) noexcept;
+  conn_lease& operator=(conn_lease&& o) noexcept;
+  ~conn_lease();
+  void reset() noexcept;
+  /// Holds a slot (not reset, not moved from).
+  explicit operator bool() const noexcept { return origin != nullptr; }
+
+  origin_pool* origin = nullptr;
+  std::unique_ptr<client_conn> conn;
+  bool reusable = false;
+};
 }  // namespace detail
 
 /// A response whose body is read piece by piece. Move-only. Destroying it before the end
@@ -158,17 +184,27 @@ class response_stream {
 
  private:
   friend class client;
-  response_stream(std::unique_ptr<detail::conn_lease> lease, response_head head);
+  response_stream(detail::conn_lease lease, response_head head) noexcept;
   /// Fills m_pending with decoded bytes, or sets m_finished.
   task<result<void>> fill();
 
-  std::unique_ptr<detail::conn_lease> m_lease;
+  /// The body's framing and coding state.
+  struct decoder {
+    explicit decoder(const response_head& h) noexcept : body(h) {}
+    body_decoder body;
+    std::optional<stream_decoder> coded;  // gzip / br
+    std::size_t total = 0;                // decoded bytes handed out or pending
+    std::size_t max_body = 0;
+    std::chrono::milliseconds timeout{};
+    const std::string* origin = nullptr;  // the origin's name for errors (owned by the pool)
+  };
+
+  detail::conn_lease m_lease;
   response_head m_head;
+  decoder m_dec;  // after m_head: made from it
   std::string m_pending;  // decoded, not yet handed out
   std::size_t m_pending_off = 0;
   bool m_finished = false;
-  struct decoder;
-  std::unique_ptr<decoder> m_dec;
 };
 
 /// See the file comment.
@@ -194,8 +230,8 @@ class client {
   std::size_t idle_connections() const noexcept;
 
  private:
-  task<result<response_stream>> send_once(const client_request& req, const url& u, bool& retryable);
-  std::shared_ptr<detail::client_pool> m_pool;
+  task<result<response_stream>> send_once(const client_request& req, const detail::target& t, bool& retryable);
+  std::unique_ptr<detail::client_pool> m_pool;
 };
 
 }  // namespace saturn::http

@@ -25,6 +25,10 @@
 #include <span>
 #include <stop_token>
 
+namespace saturn::os {
+class graceful_stop;
+}
+
 namespace saturn::http {
 
 /// How serve() listens and when it stops, on top of the server's own options.
@@ -38,6 +42,14 @@ struct serve_options : server_options {
   /// installs its own handlers for the two signals while it runs and restores the old
   /// ones when it returns; the signals must not be blocked in the pool's threads.
   bool stop_on_signals = true;
+  /// Stop through os::graceful_stop instead (saturn/os/graceful.hpp), when
+  /// stop_on_signals is on too: SIGINT and SIGTERM are read from a signalfd, so the
+  /// caller must have blocked them (os::block_signals) before the pool started. At the
+  /// signal the server drains (server::drain: the listeners close, new connections are
+  /// refused, idle connections close, requests in flight get stop_grace to finish), then
+  /// serve() returns success. A `stop` request or a listener's failure raises SIGTERM in
+  /// the process, so it takes the same way.
+  bool graceful = false;
   /// Another way to stop (any thread): serving ends as on a signal when it is requested.
   std::stop_token stop{};
   /// Called once every listener is bound and before the first connection is accepted,
@@ -81,5 +93,10 @@ result<void> serve(thread_pool& pool, const router& routes, const net::address& 
 ///     auto served = saturn::http::serve(pool, routes, eps);
 result<void> serve(thread_pool& pool, const router& routes, std::span<const endpoint> endpoints,
                    const serve_options& opts = {});
+
+/// An acceptor for os::graceful_stop (`gs.spawn_acceptor(drain_at_stop(gs, srv))`): it
+/// waits until the stop cancels it, then calls srv.drain(). The serve() calls of `srv` are
+/// then the stop's work (gs.spawn_on). Both must outlive the task.
+task<void> drain_at_stop(const os::graceful_stop& gs, server& srv);
 
 }  // namespace saturn::http

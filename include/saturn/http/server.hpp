@@ -116,6 +116,14 @@ class server {
   /// std::errc::operation_canceled) and closes every connection. Any thread; does not
   /// suspend or wait (serve() returns once the connections have ended).
   void stop() noexcept;
+  /// The gentle stop: stops accepting (the listeners are shut down, so new connections
+  /// are refused) and closes every connection waiting for a request or still reading
+  /// one (its head or body not all in yet), but lets the handlers in flight run on: a busy
+  /// connection closes once its answer has left. When
+  /// stop_grace has passed (counted from this call), the handlers still running are
+  /// cancelled as by stop(). stop() after drain() cancels them at once. serve() returns
+  /// once every connection has ended. Any thread; does not suspend or wait.
+  void drain() noexcept;
   /// Connections open now. Any thread.
   std::size_t connections() const noexcept;
   /// The options in force.
@@ -134,6 +142,8 @@ class server {
   template <class Io>
   task<void> run_h2(Io& io, detail::conn_entry& entry, std::span<const std::byte> received);
   task<void> sweep();
+  /// Marks the stop and shuts every listener down (their accepts end). Any thread.
+  void shut_listeners() noexcept;
   /// Records the time of the first stop (the start of stop_grace); stopping() from then
   /// on. Any thread.
   void mark_stopping() noexcept;

@@ -10,7 +10,8 @@
 /// if (st && st->exited()) use(st->code);               // 3
 /// ```
 ///
-/// The child is known by a pidfd, opened right after the spawn. Its exit is awaited with
+/// The child is known by a pidfd (clone3 returns it with the pid; after the posix_spawn
+/// fallback it is opened right after the spawn). Its exit is awaited with
 /// IORING_OP_WAITID on the pidfd where the kernel has it (Linux 6.7+: one ring operation
 /// that also reaps), else with a ring poll on the pidfd (readable once the child exited)
 /// followed by waitid(P_PIDFD, WNOHANG). No thread of saturn waits, and no SIGCHLD

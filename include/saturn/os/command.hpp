@@ -11,9 +11,11 @@
 ///                .env("LC_ALL", "C").spawn();
 /// ```
 ///
-/// Spawning uses posix_spawn (glibc's is vfork-style: the calling thread waits the few
-/// microseconds until the child has exec'd, and an exec failure comes back as the error)
-/// and then pidfd_open. Only the child's own stdio ends reach it: every descriptor saturn
+/// Spawning is vfork-style: clone3 with CLONE_VM | CLONE_VFORK | CLONE_PIDFD |
+/// CLONE_CLEAR_SIGHAND on x86-64 Linux 5.5+ (the calling thread waits the few
+/// microseconds until the child has exec'd; an exec failure comes back as the error; the
+/// pidfd comes with the pid), else posix_spawn (glibc's is vfork-style too) and then
+/// pidfd_open. Only the child's own stdio ends reach it: every descriptor saturn
 /// makes is close-on-exec, the pipes included. The child starts with an empty signal mask
 /// and SIGPIPE at its default action, whatever the spawning thread had.
 #pragma once
@@ -126,5 +128,17 @@ class command {
   bool m_env_clear = false;
   bool m_kill_on_destroy = false;
 };
+
+namespace detail {
+/// How command::spawn() starts a child. automatic: clone3 where the architecture has
+/// saturn's trampoline (x86-64) and the kernel takes it (it falls back for good, at the
+/// first refusal: ENOSYS, EINVAL or EPERM), else posix_spawn; `SATURN_SPAWN=posix_spawn`
+/// in the environment (read at the first spawn) selects posix_spawn. For tests and
+/// benchmarks of the fallback path. Any thread.
+enum class spawn_mode : int { automatic, posix_spawn };
+void set_spawn_mode(spawn_mode m) noexcept;
+/// Whether the next spawn() will try clone3. Any thread.
+bool spawn_uses_clone3() noexcept;
+}  // namespace detail
 
 }  // namespace saturn::os

@@ -64,6 +64,9 @@ class graceful_stop {
   /// Starts a task of work in flight (a connection): stop() gives it until the deadline.
   /// Never suspends.
   void spawn(task<void> t);
+  /// As spawn, on worker `worker` of the scheduler (a per-worker listener's server
+  /// loop). Throws std::out_of_range, without starting `t`, when there is no such worker.
+  void spawn_on(unsigned worker, task<void> t);
   /// True once stop() has begun; an accept loop can test it to tell its listener's
   /// cancellation from a real failure.
   bool stopping() const noexcept;
