@@ -24,7 +24,8 @@
 // GOAWAY before it closes (the sweeper sees it busy). At the server's stop the
 // connection sends GOAWAY with the last stream it took, cancels the handlers in flight
 // (their answers still go out), and closes once every stream is done — or when stop_grace
-// has passed (the sweeper shuts the socket down).
+// has passed (the sweeper shuts the socket down). A drain (server::drain, the graceful
+// stop) sends the GOAWAY without cancelling anything.
 #include <saturn/http/server.hpp>
 #include <saturn/detail/atomic.hpp>
 #include <saturn/task/task_group.hpp>
@@ -96,15 +97,22 @@ task<void> server::run_h2(Io& io, detail::conn_entry& entry, std::span<const std
   std::unique_ptr<std::byte[]> plain;  // TLS: decrypted bytes
   if constexpr (Io::tls)
     plain.reset(new std::byte[16 * 1024]);
-  saturn::detail::atomic<bool> stop_seen{false};
-  // At the server's stop: GOAWAY, then the streams in flight finish (within stop_grace:
-  // the connection counts as busy from here, so the sweeper grants it).
-  auto on_stop_fn = [&]() noexcept {
+  saturn::detail::atomic<bool> drain_seen{false}, stop_seen{false};
+  // At the server's drain (or stop): GOAWAY, then the streams in flight finish (within
+  // stop_grace: the connection counts as busy from here, so the sweeper grants it). At
+  // its stop the handlers still running are cancelled too (they may still answer).
+  auto on_drain_fn = [&]() noexcept {
     entry.set(detail::conn_state::busy, detail::coarse_now_ms());
     // ordering: release pairs with the connection task's acquire; the wake orders too.
+    drain_seen.store(true, std::memory_order_release);
+    sess.wake.set();
+  };
+  auto on_stop_fn = [&]() noexcept {
+    // ordering: as on_drain_fn.
     stop_seen.store(true, std::memory_order_release);
     sess.wake.set();
   };
+  std::stop_callback<decltype(on_drain_fn)> on_drain(m_drain.get_token(), on_drain_fn);
   std::stop_callback<decltype(on_stop_fn)> on_stop(m_stop_ctx.token, on_stop_fn);
   bool fine = sess.receive(received);  // the preface (and what came with it), if sniffed
   bool peer_gone = false, broken = false;
@@ -112,14 +120,19 @@ task<void> server::run_h2(Io& io, detail::conn_entry& entry, std::span<const std
   auto body = [&](task_group& g) -> task<void> {
     g.spawn(h2_receive(io, rx, sess));
     std::string out;
-    bool stop_sent = false;
+    bool stop_sent = false, cancelled = false;
     detail::conn_state shown = detail::conn_state::idle;
     entry.set(shown, detail::coarse_now_ms());
     for (;;) {
       sess.wake.reset();
-      if (!stop_sent && stop_seen.load(std::memory_order_acquire)) {
-        sess.begin_stop();
+      if (!stop_sent && drain_seen.load(std::memory_order_acquire)) {
+        sess.goaway();
         stop_sent = true;
+      }
+      if (!cancelled && stop_seen.load(std::memory_order_acquire)) {
+        sess.goaway();
+        sess.cancel_running();
+        stop_sent = cancelled = true;
       }
       // ordering: acquire pairs with the receive task's release (buf and n).
       if (fine && rx.full.load(std::memory_order_acquire)) {
@@ -179,7 +192,7 @@ task<void> server::run_h2(Io& io, detail::conn_entry& entry, std::span<const std
       if (idle && !stop_sent) {
         auto waited = co_await with_timeout(m_opts.idle_timeout, wait_wake(sess.wake));
         if (!waited && waited.err() == std::errc::timed_out) {
-          sess.begin_stop();  // GOAWAY(NO_ERROR), then the loop ends the connection
+          sess.goaway();  // GOAWAY(NO_ERROR), then the loop ends the connection
           stop_sent = true;
         }
         continue;

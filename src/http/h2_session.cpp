@@ -731,12 +731,15 @@ void h2_session::maybe_free(h2_stream* st) noexcept {
     m_spare.push_back(std::move(gone));
 }
 
-void h2_session::begin_stop() {
+void h2_session::goaway() {
   if (m_stopping)
     return;
   m_stopping = true;
   nghttp2_submit_goaway(m_session, NGHTTP2_FLAG_NONE, nghttp2_session_get_last_proc_stream_id(m_session),
                         NGHTTP2_NO_ERROR, nullptr, 0);
+}
+
+void h2_session::cancel_running() noexcept {
   for (auto& st : m_streams)
     if (st->started && !st->finished)
       st->stop.request_stop();

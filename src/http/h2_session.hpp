@@ -157,9 +157,11 @@ class h2_session {
   std::vector<h2_stream*>& ready() noexcept { return m_ready; }
   /// Handles what handlers posted since the last call. Connection task.
   void drain_events();
-  /// Stops accepting new streams (GOAWAY with the last stream seen) and cancels the
-  /// handlers in flight (they may still answer). Connection task.
-  void begin_stop();
+  /// Stops accepting new streams: GOAWAY(NO_ERROR) with the last stream seen, once.
+  /// Connection task.
+  void goaway();
+  /// Cancels the handlers in flight (they may still answer). Connection task.
+  void cancel_running() noexcept;
   /// Cancels every handler (the connection is ending). Connection task.
   void cancel_all() noexcept;
   /// Streams open or with a handler running.

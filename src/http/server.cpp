@@ -35,6 +35,7 @@ void server::stop() noexcept {
 
 void server::drain() noexcept {
   shut_listeners();
+  m_drain.request_stop();              // HTTP/2 connections: GOAWAY, no new streams
   sweep_now(detail::coarse_now_ms());  // the idle connections close now, the busy ones once answered
 }
 
@@ -60,6 +61,7 @@ void server::mark_stopping() noexcept {
 
 void server::begin_stop() noexcept {
   mark_stopping();
+  m_drain.request_stop();
   // Cancel the handlers in flight (their awaits end with operation_canceled; what they
   // answer is still sent), then shut down every connection that waits for a request: it
   // ends at its pending read. Busy ones follow within stop_grace (sweep_now).

@@ -421,3 +421,20 @@ TEST(http2, node_http2_client) {
   auto [out, st] = http_test::run_command("timeout 20 node -e \"" + js + "\" 2>&1");
   EXPECT_EQ(out, "/nosuch 404 9,/plaintext 200 13,/stream/5000 200 5000\n");
 }
+
+TEST(http2, drain_sends_goaway_and_lets_the_stream_in_flight_finish) {
+  if (!have_h2_python())
+    GTEST_SKIP() << "python3-h2 (hyperframe, hpack) is not installed";
+  saturn::http::server_options o;
+  o.stop_grace = 3000ms;
+  auto srv = std::make_unique<h2_server>(o);
+  const int in_flight = http_test::delays_in_flight.load();
+  std::string result;
+  std::thread client([&] { result = frames(srv->port(), "stop_goaway"); });
+  for (int i = 0; i < 300 && http_test::delays_in_flight.load() == in_flight; ++i)
+    std::this_thread::sleep_for(10ms);
+  srv->server().drain();  // no cancel: the handler's 400 ms sleep ends and it answers 200
+  client.join();
+  EXPECT_EQ(result, "sent\ngoaway=0,last=1 status=200 closed");
+  srv->stop();
+}

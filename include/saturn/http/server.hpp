@@ -167,6 +167,9 @@ class server {
   std::vector<int> m_listen_fds;  // the listeners being served (guarded by m_registry->mutex)
   bool m_started = false;         // the first serve() ran (guarded by m_registry->mutex)
   std::stop_source m_stop;  // requested by stop() and when serve() ends
+  // Requested by drain() and stop(): HTTP/2 connections say GOAWAY (no new streams) and
+  // close once their streams are done.
+  std::stop_source m_drain;
   // The sweeper and every handler run under it (m_stop's token), so stop() ends the
   // sweeper's sleep and cancels handlers in flight; the connection tasks themselves run
   // under the root context. lifetime: a member, so it outlives all of them (serve() joins
