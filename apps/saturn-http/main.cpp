@@ -8,7 +8,10 @@
 //   GET /metrics    → the Prometheus text format (metrics::render), with --metrics only
 // Runs on a thread_pool in io mode with --threads workers, one SO_REUSEPORT listener per
 // worker by default (--accept). Raises its soft RLIMIT_NOFILE to the hard limit at start.
+#include <saturn/http/debug_route.hpp>
 #include <saturn/http/metrics_route.hpp>
+#include <saturn/metrics/debug_dump.hpp>
+#include <saturn/sched/stall.hpp>
 #include <saturn/http/server.hpp>
 #include <saturn/net/address.hpp>
 #include <saturn/sched/thread_pool.hpp>
@@ -154,6 +157,13 @@ int main(int argc, char** argv) {
   app.add_flag("--steal-io-wakeups", steal_io, "A/B: let other workers steal tasks their ring woke (pin_io_wakeups off)");
   bool with_metrics = false;
   app.add_flag("--metrics", with_metrics, "serve GET /metrics (Prometheus text format; off by default)");
+  bool debug_tasks = false;
+  app.add_flag("--debug-tasks", debug_tasks, "serve GET /debug/tasks (the live tasks: spawn site, age, worker, state; off by default)");
+  bool dump_on_usr1 = false;
+  app.add_flag("--dump-on-sigusr1", dump_on_usr1, "write the task dump to stderr on each SIGUSR1 (off by default)");
+  unsigned stall_ms = 0;
+  app.add_option("--stall-ms", stall_ms,
+                 "report on stderr a worker that runs one task step longer than this many milliseconds (0: off)");
   bool ring_send = false;
   app.add_flag("--ring-send", ring_send, "send through the ring only (no first non-blocking send(2); A/B)");
   app.footer("SIGTERM/SIGINT stop the server and exit 0. Exit status 1: the port cannot be bound or the workers cannot start; 2: bad arguments.");
@@ -185,6 +195,18 @@ int main(int argc, char** argv) {
   routes.get("/delay/{ms}", delay);
   if (with_metrics)
     saturn::http::add_metrics_route(routes);
+  if (debug_tasks)
+    saturn::http::add_debug_routes(routes);
+  // Before the pool starts: its workers inherit the blocked SIGUSR1 (see signal_dumper).
+  std::optional<saturn::metrics::signal_dumper> dumper;
+  if (dump_on_usr1)
+    dumper.emplace(SIGUSR1);
+  std::optional<saturn::stall_detector> stalls;
+  if (stall_ms != 0) {
+    saturn::stall_options so;
+    so.threshold = std::chrono::milliseconds(stall_ms);
+    stalls.emplace(std::move(so));
+  }
   if (per_thread) {
     // A/B against the pool: one single-threaded runtime per thread, each with its own
     // SO_REUSEPORT listener and server (connections never move between threads).

@@ -11,6 +11,7 @@
 #include <saturn/http/content_coding.hpp>
 #include <saturn/http/decoded.hpp>
 #include <saturn/http/param.hpp>
+#include <saturn/http/debug_route.hpp>
 #include <saturn/http/metrics_route.hpp>
 #include <saturn/http/middleware.hpp>
 #include <saturn/http/parser.hpp>
