@@ -9,6 +9,7 @@
 ///   saturn::metrics::signal_dumper dumper;  // before any pool: the workers inherit the mask
 ///   saturn::thread_pool pool;
 ///   // ... kill -USR1 <pid> writes the dump to stderr ...
+///   return 0;
 /// }
 /// ```
 #pragma once
