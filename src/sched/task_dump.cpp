@@ -167,6 +167,11 @@ struct dumper {
     ++out.pools;
     std::vector<std::uint32_t> cursor(p.workers.size(), 0);
     bool foreign_done = false;
+    // Grow the output before pausing: a reallocation inside a pause would hold the workers.
+    std::size_t recorded = 0;
+    for (auto& wp : p.workers)
+      recorded += wp->live.size();
+    out.tasks.reserve(std::min(opts.max_tasks, out.tasks.size() + recorded + 64));
     for (;;) {
       bool more = false;
       for (std::size_t i = 0; i < p.workers.size(); ++i)

@@ -56,7 +56,7 @@ struct task_entry {
 /// How to take a dump.
 struct task_dump_options {
   std::size_t max_tasks = 100'000;  ///< stop after this many tasks (task_dump::truncated)
-  std::uint32_t batch = 16'384;     ///< tasks read per pause of the workers
+  std::uint32_t batch = 4'096;      ///< tasks read per pause of the workers
   /// How long to wait for every worker of a pool to reach its pause point.
   std::chrono::milliseconds pause_timeout{200};
 };
