@@ -26,6 +26,10 @@
 #include <saturn/sched/thread_pool.hpp>
 #include <saturn/tls.hpp>
 
+#include <saturn/http/debug_route.hpp>
+#include <saturn/metrics/debug_dump.hpp>
+#include <saturn/sched/stall.hpp>
+
 #include <CLI/CLI.hpp>
 
 #include "cli.hpp"
@@ -107,6 +111,13 @@ int main(int argc, char** argv) {
   bool with_metrics = false;
   app.add_flag("--metrics", with_metrics,
                "also serve GET /metrics (Prometheus text format); off by default, the HttpArena routes unchanged");
+  bool debug_tasks = false;
+  app.add_flag("--debug-tasks", debug_tasks, "serve GET /debug/tasks (the live tasks: spawn site, age, worker, state; off by default)");
+  bool dump_on_usr1 = false;
+  app.add_flag("--dump-on-sigusr1", dump_on_usr1, "write the task dump to stderr on each SIGUSR1 (off by default)");
+  unsigned stall_ms = 0;
+  app.add_option("--stall-ms", stall_ms,
+                 "report on stderr a worker that runs one task step longer than this many milliseconds (0: off)");
   app.footer("SIGTERM/SIGINT stop accepting, give requests in flight --stop-grace-ms, close every connection and exit 0. Exit status 1: the port cannot be bound or the "
              "workers cannot start; 2: bad arguments.");
   try {
@@ -146,6 +157,18 @@ int main(int argc, char** argv) {
   health.set("benchmark.BenchmarkService", saturn::grpc::health::serving);
   health.add_to(grpc_svc);
   grpc_svc.mount(routes);
+  if (debug_tasks)
+    saturn::http::add_debug_routes(routes);
+  // Before the pool starts: its workers inherit the blocked SIGUSR1 (see signal_dumper).
+  std::optional<saturn::metrics::signal_dumper> dumper;
+  if (dump_on_usr1)
+    dumper.emplace(SIGUSR1);
+  std::optional<saturn::stall_detector> stalls;
+  if (stall_ms != 0) {
+    saturn::stall_options so;
+    so.threshold = std::chrono::milliseconds(stall_ms);
+    stalls.emplace(std::move(so));
+  }
 
   opts.stop_grace = std::chrono::milliseconds(stop_grace_ms);
   opts.graceful = true;

@@ -12,8 +12,11 @@
 // once (new connections are refused) and so do connections waiting for a request; the
 // requests in flight get --stop-grace-ms to finish and be answered (http::server::drain),
 // then their handlers are cancelled; then the pool joins and it exits 0.
+#include <saturn/http/debug_route.hpp>
 #include <saturn/http/metrics_route.hpp>
 #include <saturn/http/serve.hpp>
+#include <saturn/metrics/debug_dump.hpp>
+#include <saturn/sched/stall.hpp>
 #include <saturn/http/server.hpp>
 #include <saturn/net/address.hpp>
 #include <saturn/os/graceful.hpp>
@@ -164,6 +167,13 @@ int main(int argc, char** argv) {
       ->transform(apps::decimal())
       ->check(CLI::Range(0u, 3600000u))
       ->capture_default_str();
+  bool debug_tasks = false;
+  app.add_flag("--debug-tasks", debug_tasks, "serve GET /debug/tasks (the live tasks: spawn site, age, worker, state; off by default)");
+  bool dump_on_usr1 = false;
+  app.add_flag("--dump-on-sigusr1", dump_on_usr1, "write the task dump to stderr on each SIGUSR1 (off by default)");
+  unsigned stall_ms = 0;
+  app.add_option("--stall-ms", stall_ms,
+                 "report on stderr a worker that runs one task step longer than this many milliseconds (0: off)");
   bool ring_send = false;
   app.add_flag("--ring-send", ring_send, "send through the ring only (no first non-blocking send(2); A/B)");
   app.footer("SIGTERM/SIGINT stop accepting, give requests in flight --stop-grace-ms, close every connection and exit 0. Exit status 1: the port cannot be bound or the workers cannot start; 2: bad arguments.");
@@ -196,6 +206,18 @@ int main(int argc, char** argv) {
   routes.get("/delay/{ms}", delay);
   if (with_metrics)
     saturn::http::add_metrics_route(routes);
+  if (debug_tasks)
+    saturn::http::add_debug_routes(routes);
+  // Before the pool starts: its workers inherit the blocked SIGUSR1 (see signal_dumper).
+  std::optional<saturn::metrics::signal_dumper> dumper;
+  if (dump_on_usr1)
+    dumper.emplace(SIGUSR1);
+  std::optional<saturn::stall_detector> stalls;
+  if (stall_ms != 0) {
+    saturn::stall_options so;
+    so.threshold = std::chrono::milliseconds(stall_ms);
+    stalls.emplace(std::move(so));
+  }
   if (per_thread) {
     // A/B against the pool: one single-threaded runtime per thread, each with its own
     // SO_REUSEPORT listener and server (connections never move between threads).

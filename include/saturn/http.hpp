@@ -12,6 +12,7 @@
 #include <saturn/http/decoded.hpp>
 #include <saturn/http/h2_options.hpp>
 #include <saturn/http/param.hpp>
+#include <saturn/http/debug_route.hpp>
 #include <saturn/http/metrics_route.hpp>
 #include <saturn/http/middleware.hpp>
 #include <saturn/http/parser.hpp>

@@ -6,6 +6,7 @@
 #include <saturn/detail/compiler_check.hpp>
 
 #include <saturn/metrics/counter.hpp>
+#include <saturn/metrics/debug_dump.hpp>
 #include <saturn/metrics/gauge.hpp>
 #include <saturn/metrics/histogram.hpp>
 #include <saturn/metrics/registry.hpp>

@@ -35,6 +35,8 @@ const per_worker k_worker_metrics[] = {
      [](const worker_stats& w) { return double(w.parks); }, false},
     {"saturn_worker_wakeups_total", "Times another thread woke the worker from a park.", metric_type::counter,
      [](const worker_stats& w) { return double(w.wakeups); }, false},
+    {"saturn_worker_stalls_total", "Runs longer than a stall detector's threshold (reported once each).",
+     metric_type::counter, [](const worker_stats& w) { return double(w.stalls); }, false},
     {"saturn_worker_parked_seconds_total", "Time the worker spent parked.", metric_type::counter,
      [](const worker_stats& w) { return double(w.parked_ns) * ns; }, false},
     {"saturn_worker_busy_seconds_total", "Time the worker was not parked (running tasks, polling, searching).",

@@ -29,6 +29,7 @@
 #include <algorithm>
 #include <condition_variable>
 #include <deque>
+#include <functional>
 #include <latch>
 #include <memory>
 #include <mutex>
@@ -87,12 +88,23 @@ struct worker {
   std::uint32_t tick = 0;
   unsigned lifo_streak = 0;
   std::int64_t spin_budget_ns = 0;  // owner only: io mode's adaptive idle spin (adapt_spin)
+  /// Owner only: CLOCK_MONOTONIC_COARSE as of the last look (every k_event_interval tasks
+  /// and after a park): the start time a task dump shows, without a clock read per spawn.
+  std::int64_t coarse_now_ns = 0;
   live_slots live;  // the spawned tasks alive that this worker started
   std::thread thread;
   /// Statistics (pool_stats.hpp): written by this worker only, with plain adds, on a
   /// line of their own so a collector's reads never share a line with a thief's CAS.
   struct counters_t {
     owned_counter tasks_run, steal_attempts, steals, parks, wakeups;
+    /// Progress word of the stall detector (saturn/sched/stall.hpp): bumped before and
+    /// after each run of a runnable and each non-blocking turn of the loop, so it is odd
+    /// while the worker is inside one. `running` is the runnable being run (null in a
+    /// loop turn). Plain stores by the owner; a watchdog reads them.
+    owned_counter progress;
+    atomic<runnable*> running{nullptr};
+    /// Stalls reported on this worker (by stall detectors' watchdogs: an atomic add, rare).
+    atomic<std::uint64_t> stalls{0};
     atomic<std::int64_t> started_ns{0};
     // The park time, read as one consistent pair (parked_ns, parked_since) under a
     // seqlock the worker bumps around each update (odd while writing), so a reader sees
@@ -250,6 +262,9 @@ extern thread_local worker* t_worker;
 /// Adds `p` to / removes it from the pools live_pool_stats() walks (under its lock).
 void register_pool_stats(pool_impl& p);
 void unregister_pool_stats(pool_impl& p) noexcept;
+/// Calls f for every live pool, oldest first, under the lock pools register under (a pool
+/// is not destroyed meanwhile; f must not build or destroy a pool). Any thread.
+void with_live_pools(const std::function<void(pool_impl&)>& f);
 
 /// Moves the older half of a full deque to the injection queue with one locked push. The
 /// items are claimed Batch at a time (one fence and one CAS each, not one per item: a

@@ -67,6 +67,14 @@ void unregister_pool_stats(pool_impl& p) noexcept {
   std::erase(l.pools, &p);
 }
 
+void with_live_pools(const std::function<void(pool_impl&)>& f) {
+  pool_list& l = pools();
+  // lifetime: as in live_pool_stats, a pool stays alive while the lock is held.
+  std::lock_guard lock(l.mutex);
+  for (pool_impl* p : l.pools)
+    f(*p);
+}
+
 }  // namespace detail
 
 std::vector<pool_stats> live_pool_stats() {
@@ -94,6 +102,7 @@ std::vector<pool_stats> live_pool_stats() {
       ws.steals = w.counters.steals;
       ws.parks = w.counters.parks;
       ws.wakeups = w.counters.wakeups;
+      ws.stalls = w.counters.stalls.load(std::memory_order_relaxed);
       // The clock is read after the park snapshot, so it is at least any wake-up time the
       // snapshot holds (busy = uptime - parked then never runs backwards).
       std::int64_t now = 0;

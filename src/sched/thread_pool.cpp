@@ -352,7 +352,7 @@ void thread_pool::track(detail::promise_base* t) noexcept {
   detail::worker* w = detail::t_worker;
   saturn::detail::atomic_ref<std::uint32_t> own(t->m_live_index);
   if (w != nullptr && w->pool == &p) [[likely]] {
-    const std::uint32_t slot = w->live.track(t);
+    const std::uint32_t slot = w->live.track(t, t->stashed_spawn_site(), w->coarse_now_ns);
     if (slot != detail::live_slots::k_max_slots) [[likely]] {
       // ordering: relaxed; read by untrack on the thread the task ends on, which the
       // task's hand-over orders after this.

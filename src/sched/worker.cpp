@@ -18,13 +18,24 @@ constexpr std::size_t k_inject_batch = 32;
 
 inline void run_one(worker& w, runnable* r) noexcept {
   ++w.counters.tasks_run;
+  ++w.counters.progress;  // odd: inside a run (the stall detector's watchdog reads it)
+  // ordering: relaxed; the watchdog pairs it with the progress word it read, as a hint.
+  w.counters.running.store(r, std::memory_order_relaxed);
   detail::run_runnable(r);
+  ++w.counters.progress;
 }
 
 std::int64_t now_ns() noexcept {
   timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return std::int64_t(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+/// The worker's coarse clock for task start times (worker::coarse_now_ns).
+void refresh_coarse_clock(worker& w) noexcept {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+  w.coarse_now_ns = std::int64_t(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
 }
 
 /// io mode: the next idle search's spin from how long the last idle spell lasted (idle
@@ -219,7 +230,14 @@ void after_loop_wakes(pool_impl& p, worker& w) noexcept {
 /// here, and a cross-core hand-off of the connection).
 void poll_io(pool_impl& p, worker& w, bool may_block) {
   w.polling_io = true;
-  w.loop->run_once(may_block);
+  if (may_block) {
+    w.loop->run_once(true);  // a park: not a run the stall detector times
+  } else {
+    ++w.counters.progress;  // a turn's callbacks are timed like a task (stall detector)
+    w.counters.running.store(nullptr, std::memory_order_relaxed);
+    w.loop->run_once(false);
+    ++w.counters.progress;
+  }
   w.polling_io = false;
   after_loop_wakes(p, w);
 }
@@ -228,7 +246,10 @@ void poll_io(pool_impl& p, worker& w, bool may_block) {
 /// loop wake-ups like poll_io's (pinned with pin_io_wakeups, one deferred notify).
 void fire_timers(pool_impl& p, worker& w) {
   w.polling_io = true;
+  ++w.counters.progress;  // as in poll_io
+  w.counters.running.store(nullptr, std::memory_order_relaxed);
   w.loop->fire_due_timers();
+  ++w.counters.progress;
   w.polling_io = false;
   after_loop_wakes(p, w);
 }
@@ -260,6 +281,7 @@ void park(pool_impl& p, worker& w) {
         futex_wait(&w.unparks, 0);
     }
     const std::int64_t woke_at = now_ns();
+    refresh_coarse_clock(w);
     w.counters.park_update([&] {
       auto& c = w.counters;
       c.parked_ns.store(c.parked_ns.load(std::memory_order_relaxed) + (woke_at - parked_at), std::memory_order_relaxed);
@@ -330,6 +352,7 @@ void pool_impl::unpark(worker& w) noexcept {
 void pool_impl::worker_main(worker& w) {
   t_worker = &w;  // the loop (io mode) was created by the thread's start routine
   w.counters.started_ns.store(now_ns(), std::memory_order_relaxed);
+  refresh_coarse_clock(w);
   const std::int64_t spin_ns = std::int64_t(opts.spin_before_park_us) * 1000;
   w.spin_budget_ns = spin_ns;
   std::int64_t idle_since = 0;  // io mode: when the current idle spell began (0: busy)
@@ -342,6 +365,7 @@ void pool_impl::worker_main(worker& w) {
     if (w.loop && w.tick % k_timer_interval == 0)
       fire_timers(*this, w);
     if (w.tick % k_event_interval == 0) {
+      refresh_coarse_clock(w);
       if (w.loop)
         poll_io(*this, w, false);
       r = take_injected(*this, w);

@@ -25,6 +25,7 @@ struct worker_stats {
   std::uint64_t steals = 0;         ///< rounds that took work
   std::uint64_t parks = 0;          ///< times the worker went to sleep (in its ring or on a futex)
   std::uint64_t wakeups = 0;        ///< times another thread woke it from a park (unparks taken)
+  std::uint64_t stalls = 0;         ///< stalls reported on this worker (saturn/sched/stall.hpp)
   std::uint64_t parked_ns = 0;      ///< time spent parked, a park in progress included
   std::uint64_t uptime_ns = 0;      ///< time since the worker started (busy = uptime - parked)
   std::size_t local_depth = 0;      ///< tasks in its deque and LIFO slot now (approximate)

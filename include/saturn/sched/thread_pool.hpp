@@ -110,10 +110,11 @@ class thread_pool final : public scheduler {
   template <class T>
   T block_on(task<T> t);
 
-  /// Starts `t` on the pool; any thread.
+  /// Starts `t` on the pool; any thread. `site` (leave it defaulted) is the spawn site a
+  /// task dump shows (saturn/sched/task_dump.hpp).
   template <class T>
-  join_handle<T> spawn(task<T> t) {
-    return spawn_in(m_root, std::move(t));
+  join_handle<T> spawn(task<T> t, std::source_location site = std::source_location::current()) {
+    return spawn_in(m_root, std::move(t), site);
   }
 
   /// Starts `t` on worker `worker` (0 <= worker < threads()) and returns its handle; any
@@ -126,9 +127,9 @@ class thread_pool final : public scheduler {
   /// Throws std::out_of_range when `worker` is not below threads() (`t` is then
   /// destroyed unstarted).
   template <class T>
-  join_handle<T> spawn_on(unsigned worker, task<T> t) {
+  join_handle<T> spawn_on(unsigned worker, task<T> t, std::source_location site = std::source_location::current()) {
     check_worker_index(worker, "spawn_on");
-    auto h = detail::prepare_spawn(m_root, t);
+    auto h = detail::prepare_spawn(m_root, t, site);
     start_on(worker, &h.promise());
     return join_handle<T>(h);
   }
@@ -164,8 +165,8 @@ class thread_pool final : public scheduler {
       submit(new detail::callable_runnable<std::decay_t<F>>(std::forward<F>(fn)));
     }
     template <class T>
-    join_handle<T> spawn(task<T> t) {
-      auto h = detail::prepare_spawn(*m_root, t);
+    join_handle<T> spawn(task<T> t, std::source_location site = std::source_location::current()) {
+      auto h = detail::prepare_spawn(*m_root, t, site);
       submit(&h.promise());
       return join_handle<T>(h);
     }

@@ -13,6 +13,8 @@
 #include <saturn/detail/atomic.hpp>
 #include <saturn/task/task.hpp>
 
+#include <bit>
+#include <source_location>
 #include <stdexcept>
 
 namespace saturn {
@@ -121,21 +123,26 @@ class [[nodiscard]] join_handle {
 namespace detail {
 /// Takes `t`'s frame and makes it a spawned task of `ctx`, not yet queued: the caller
 /// hands the promise (a runnable) to a scheduler, then wraps the handle in a join_handle.
+/// `site` is where the spawn was written (kept for task dumps, saturn/sched/task_dump.hpp).
 template <class T>
-std::coroutine_handle<typename task<T>::promise_type> prepare_spawn(task_context& ctx, task<T>& t) noexcept {
+std::coroutine_handle<typename task<T>::promise_type> prepare_spawn(task_context& ctx, task<T>& t,
+                                                                   std::source_location site) noexcept {
+  static_assert(sizeof(std::source_location) == sizeof(std::uintptr_t), "a source_location is one pointer");
   auto h = t.release();
   auto& p = h.promise();
   p.m_ctx = &ctx;
-  p.m_join.store(join_spawned, std::memory_order_relaxed);
+  p.stash_spawn_site(std::bit_cast<std::uintptr_t>(site));
+  p.m_join.store(join_spawned | join_sited, std::memory_order_relaxed);
   p.m_fn = &spawned_entry<typename task<T>::promise_type>;
   return h;
 }
 }  // namespace detail
 
-/// Starts `t` on the scheduler of `ctx` and returns its handle. Any thread.
+/// Starts `t` on the scheduler of `ctx` and returns its handle. Any thread. `site` (leave
+/// it defaulted) is the spawn site a task dump shows.
 template <class T>
-join_handle<T> spawn_in(task_context& ctx, task<T> t) {
-  auto h = detail::prepare_spawn(ctx, t);
+join_handle<T> spawn_in(task_context& ctx, task<T> t, std::source_location site = std::source_location::current()) {
+  auto h = detail::prepare_spawn(ctx, t, site);
   ctx.sched->spawn(&h.promise());
   return join_handle<T>(h);
 }
@@ -144,8 +151,9 @@ join_handle<T> spawn_in(task_context& ctx, task<T> t) {
 /// thread_pool::spawn_on). Any thread. Throws std::out_of_range when the scheduler has no
 /// such worker; `t` is then destroyed unstarted.
 template <class T>
-join_handle<T> spawn_in(task_context& ctx, unsigned worker, task<T> t) {
-  auto h = detail::prepare_spawn(ctx, t);
+join_handle<T> spawn_in(task_context& ctx, unsigned worker, task<T> t,
+                        std::source_location site = std::source_location::current()) {
+  auto h = detail::prepare_spawn(ctx, t, site);
   try {
     ctx.sched->spawn_on(worker, &h.promise());
   } catch (...) {
@@ -168,11 +176,12 @@ task_context& calling_root_context(const char* op);
 /// Threading: from a saturn task, or from any thread whose scheduler::current() is set (a
 /// pool's worker, the thread that created a runtime); never suspends. From any other
 /// thread it is a programming error and throws std::logic_error (`t` is then destroyed
-/// unstarted): name the scheduler there, `pool.spawn(t)` or `rt.spawn(t)`.
+/// unstarted): name the scheduler there, `pool.spawn(t)` or `rt.spawn(t)`. `site` (leave
+/// it defaulted) is the spawn site a task dump shows (saturn/sched/task_dump.hpp).
 template <class T>
-join_handle<T> spawn(task<T> t) {
+join_handle<T> spawn(task<T> t, std::source_location site = std::source_location::current()) {
   task_context& root = detail::calling_root_context("spawn");
-  auto h = detail::prepare_spawn(root, t);
+  auto h = detail::prepare_spawn(root, t, site);
   root.sched->spawn(&h.promise());
   return join_handle<T>(h);
 }
@@ -183,9 +192,9 @@ join_handle<T> spawn(task<T> t) {
 /// has no such worker, std::logic_error when the calling thread has no scheduler; `t` is
 /// then destroyed unstarted.
 template <class T>
-join_handle<T> spawn_on(unsigned worker, task<T> t) {
+join_handle<T> spawn_on(unsigned worker, task<T> t, std::source_location site = std::source_location::current()) {
   task_context& root = detail::calling_root_context("spawn_on");
-  auto h = detail::prepare_spawn(root, t);
+  auto h = detail::prepare_spawn(root, t, site);
   try {
     root.sched->spawn_on(worker, &h.promise());
   } catch (...) {

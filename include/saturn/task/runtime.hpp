@@ -44,10 +44,10 @@ class runtime final : public scheduler {
   template <class T>
   T block_on(task<T> t);
 
-  /// Starts `t` on this runtime; any thread.
+  /// Starts `t` on this runtime; any thread. `site`: leave it defaulted (the spawn site).
   template <class T>
-  join_handle<T> spawn(task<T> t) {
-    return spawn_in(m_root, std::move(t));
+  join_handle<T> spawn(task<T> t, std::source_location site = std::source_location::current()) {
+    return spawn_in(m_root, std::move(t), site);
   }
 
   /// The runtime's event loop (its thread only).

@@ -22,6 +22,7 @@ enum : std::uint32_t {
   join_waiting = 1u << 2,   ///< a join_handle awaits it (m_continuation is the joiner)
   join_detached = 1u << 3,  ///< no join_handle any more: the task frees itself when done
   join_failed = 1u << 4,    ///< the task ended with an exception (any task, spawned or not)
+  join_sited = 1u << 5,     ///< until its first run, m_outcome_space holds the spawn site (spawn_site_stash)
 };
 
 /// Bits of a wait on a primitive whose wait node lives in the promise (a task_wait, see
@@ -96,6 +97,19 @@ struct promise_base : runnable {
   bool has_failed() const noexcept {
     // ordering: relaxed; the completion hand-off orders it.
     return (m_join.load(std::memory_order_relaxed) & join_failed) != 0;
+  }
+  /// The spawn site of a task not yet started, kept in the outcome space (unused before
+  /// the first run) so recording it grows no frame; the scheduler moves it into its
+  /// live-task table on the first run (track). The site is a std::source_location's bits.
+  void stash_spawn_site(std::uintptr_t site) noexcept {
+    *reinterpret_cast<std::uintptr_t*>(m_outcome_space) = site;
+  }
+  /// The stashed spawn site, or 0 when none was stashed. Only before the first run ends.
+  std::uintptr_t stashed_spawn_site() const noexcept {
+    // ordering: relaxed; the bit was set before the task was handed to this thread.
+    if ((m_join.load(std::memory_order_relaxed) & join_sited) == 0)
+      return 0;
+    return *reinterpret_cast<const std::uintptr_t*>(m_outcome_space);
   }
   /// Makes the task runnable again (it must be suspended). Any thread.
   void wake() noexcept { m_ctx->sched->schedule(this); }

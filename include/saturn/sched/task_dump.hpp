@@ -1,0 +1,84 @@
+/// \file
+/// A dump of the spawned tasks alive in every thread_pool: where each was spawned, how
+/// long ago it started, the worker that recorded it, and what it is doing as far as the
+/// runtime can tell at no cost to the hot path (waiting on a sync primitive, joining
+/// another spawned task, suspended otherwise). `/debug/tasks` (http::add_debug_routes)
+/// and the SIGUSR1 dump (dump_on_signal, saturn/os/task_dump_signal.hpp) render it.
+///
+/// ```cpp
+/// saturn::task_dump d = saturn::dump_tasks();
+/// std::fputs(saturn::render_task_dump(d).c_str(), stderr);
+/// ```
+///
+/// The tasks are read from the pools' live-task tables (filled when a spawned task first
+/// runs; the spawn site comes from spawn()'s std::source_location argument). To read a
+/// task's state safely, the dump pauses every worker of a pool (each runs a pause point
+/// that blocks until released), reads at most task_dump_options::batch tasks, releases
+/// the workers, and repeats: the workers never stop longer than one batch takes. A worker
+/// that does not reach its pause point in time (it runs a task that does not return) is
+/// not waited for: that pool's tasks are then listed with their site and age only.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <source_location>
+#include <string>
+#include <vector>
+
+namespace saturn {
+
+/// What a suspended spawned task waits for, as far as the dump can tell.
+enum class task_state : std::uint8_t {
+  suspended,     ///< suspended (I/O, a timer, a child task) or queued to run
+  waiting_sync,  ///< waiting on a sync primitive (event, mutex, semaphore, channel, oneshot)
+  joining,       ///< awaiting another spawned task's join_handle (task_entry::awaits)
+  finished,      ///< finished, its result not yet taken by its join_handle
+  unknown,       ///< not read: its pool's workers were not paused (see the file comment)
+};
+
+/// The name of a state as the text dump shows it ("suspended", "waiting on a sync primitive"...).
+const char* task_state_name(task_state s) noexcept;
+
+/// One spawned task alive.
+struct task_entry {
+  unsigned pool = 0;             ///< pool_stats::id of its pool
+  unsigned worker = 0;           ///< the worker whose table recorded it (where it first ran); ~0u: outside any worker
+  const void* task = nullptr;    ///< its coroutine frame (the address a debugger shows)
+  const void* resume = nullptr;  ///< the frame's resume function (symbolize with addr2line); null when not read
+  bool has_site = false;         ///< `site` is known (spawned through spawn(), pool.spawn(), spawn_in())
+  std::source_location site{};   ///< where it was spawned
+  std::uint64_t age_ns = 0;      ///< time since it first ran (coarse: a few milliseconds)
+  task_state state = task_state::unknown;
+  const void* awaits = nullptr;  ///< joining: the frame of the task it awaits
+};
+
+/// How to take a dump.
+struct task_dump_options {
+  std::size_t max_tasks = 100'000;  ///< stop after this many tasks (task_dump::truncated)
+  std::uint32_t batch = 4'096;      ///< tasks read per pause of the workers
+  /// How long to wait for every worker of a pool to reach its pause point.
+  std::chrono::milliseconds pause_timeout{200};
+};
+
+/// A dump: the tasks and what taking it cost the workers.
+struct task_dump {
+  std::vector<task_entry> tasks;
+  bool truncated = false;             ///< more tasks were alive than max_tasks
+  unsigned pools = 0;                 ///< pools dumped
+  std::size_t pauses = 0;             ///< times the workers were paused
+  std::uint64_t longest_pause_ns = 0; ///< the longest of those pauses (all workers held)
+  unsigned unpaused_pools = 0;        ///< pools whose workers did not all pause (state unknown)
+};
+
+/// Takes a dump of every live thread_pool. Threading: any thread, best from one that is
+/// not a worker (a worker calling it counts as paused itself, and its pool's tasks wait
+/// while it reads); blocks (does not suspend) for as long as the dump takes. Takes the lock
+/// pools register under, so pools are not built or destroyed meanwhile.
+task_dump dump_tasks(const task_dump_options& opts = {});
+
+/// The dump as text, one task per line, oldest first:
+/// `task 0x7f.. pool 0 worker 1 age 12.345s waiting on a sync primitive spawned at src/a.cpp:42 (f)`.
+std::string render_task_dump(const task_dump& d);
+
+}  // namespace saturn

@@ -1,0 +1,2 @@
+// wrap: function
+#include <saturn/http.hpp>

@@ -1,0 +1,3 @@
+// wrap: file
+#include <saturn/metrics.hpp>
+#include <saturn/sched.hpp>

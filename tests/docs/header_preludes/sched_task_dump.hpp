@@ -1,0 +1,3 @@
+// wrap: function
+#include <saturn/sched.hpp>
+#include <cstdio>
