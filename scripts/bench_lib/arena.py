@@ -398,13 +398,16 @@ def _h2load_argv(profile: str, port: int, seconds: int, uri_file: Path) -> list:
     base = f"{'https' if profile in H2_TLS else 'http'}://127.0.0.1:{port}"
     argv = ["h2load", "-t", str(min(WRK_THREADS, conns)), "-c", str(conns), "-m", str(STREAMS[profile]),
             "-D", str(seconds)]
+    if profile not in H2_TLS:
+        argv += ["-p", "h2c"]  # as HttpArena: h2c framing from the first byte, never HTTP/1.1
     if profile in ("baseline-h2c", "baseline-h2"):
         return argv + [base + "/baseline2?a=1&b=1"]
     if profile == "json-h2c":
         uri_file.write_text("".join(base + u + "\n" for u in JSON_H2C_URIS))
         return argv + ["-i", str(uri_file)]
-    # static-h2: the 20 files round-robin, with HttpArena's Accept-Encoding.
-    return argv + ["-H", f"Accept-Encoding: {STATIC_AE}"] + [f"{base}/static/{n}" for n in STATIC_FILES]
+    # static-h2: the 20 files round-robin (-i, as HttpArena), with its Accept-Encoding.
+    uri_file.write_text("".join(f"{base}/static/{n}\n" for n in STATIC_FILES))
+    return argv + ["-H", f"Accept-Encoding: {STATIC_AE}", "-i", str(uri_file)]
 
 
 def _h2load_result(stdout: str) -> dict | None:
@@ -511,10 +514,11 @@ def run_arena(step: Step, run: SuiteRun, log_path: Path) -> tuple[list, dict]:
                          (lambda secs: _load_argv(run, profile, server.port, tls_port, secs)))
             if p.warmup:
                 run_process(load_argv(p.warmup),
-                            timeout=p.warmup + 60, log_path=log_path, header=header + " (warm-up)")
+                            timeout=p.warmup + (30 if h2 else 60), log_path=log_path, header=header + " (warm-up)")
             argv_w = load_argv(p.duration)
+            # h2load's -D ends its run; the timeout only catches an h2load that never exits.
             rec, why = median_samples(p.samples, lambda: _measured(
-                server, argv_w, profile, log_path, header, p.duration + 60))
+                server, argv_w, profile, log_path, header, p.duration + (30 if h2 else 60)))
             uri_file.unlink(missing_ok=True)
             if rec:
                 objs.append({"suite": "arena", "scenario": profile, "runtime": step.runtime,

@@ -249,6 +249,8 @@ def arena_steps(run: SuiteRun, rt: Runtime) -> list:
     scripts/bench_lib/arena.py); --threads 2, unpinned, sharing the CPUs with wrk."""
     profiles = tuple(pr for pr in run.suite.scenarios if pr in ARENA_PROFILES.get(rt.name, ())
                      and (not run.only or pr in run.only))
+    if not profiles:
+        return []
     per = 1.5 + run.params.warmup + run.params.duration * run.params.samples
     return [Step(run.name, "net", rt.name, "arena", [str(rt.path)], run.threads,
                  1.0 + len(profiles) * per, timeout=0, scenarios=profiles)]
