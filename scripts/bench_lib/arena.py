@@ -1,4 +1,5 @@
-"""The arena suite: HttpArena's HTTP/1.1 profiles and json-tls (docs/arena.md) under wrk.
+"""The arena suite: HttpArena's HTTP/1.1 profiles and json-tls (docs/arena.md) under wrk,
+and its HTTP/2 profiles (baseline-h2c, json-h2c, baseline-h2, static-h2) under h2load.
 
 For one step (one runtime, all the profiles it serves):
 
@@ -19,6 +20,11 @@ For one step (one runtime, all the profiles it serves):
      (messages/s for echo-ws) kept with the min and max. The
      server's CPU (its whole process tree, user and system apart, from /proc) and its RSS
      are read around each run.
+  5. The HTTP/2 profiles: the server also gets --h2c-port Q (cleartext, prior knowledge
+     only) or --h2-port Q with the certificate (TLS, ALPN h2); check_h2_profile checks
+     the answers over HTTP/2 with curl (HTTP version 2 required, HTTP/1.1 refused on the
+     h2c port), then h2load (-D seconds, HttpArena's -m streams, -p h2c / ALPN) loads it
+     the same way, CPU read the same way; the run counts only if h2load negotiated h2/h2c.
 """
 
 from __future__ import annotations
@@ -52,6 +58,9 @@ PROFILES = ("baseline", "pipelined", "limited-conn", "json", "json-comp", "uploa
 CONNS = {"baseline": 512, "pipelined": 512, "limited-conn": 512, "json": 512, "json-comp": 512,
          "upload": 32, "static": 1024, "json-tls": 512, "echo-ws": 512,
          "baseline-h2c": 256, "json-h2c": 1024, "baseline-h2": 256, "static-h2": 256}
+# make bench-smoke (a correctness check, not a measurement) loads the HTTP/2 profiles
+# with 32 connections: Go's h2 over TLS at 256 leaves h2load hanging past -D (its README).
+SMOKE_H2_CONNS = 32
 STREAMS = {"baseline-h2c": 100, "json-h2c": 32, "baseline-h2": 100, "static-h2": 32}
 H2_TLS = ("baseline-h2", "static-h2")  # over TLS (ALPN h2); the others h2c by prior knowledge
 # json-h2c's rotation: HttpArena's seven (count, m) pairs, as json's wrk rotation.
@@ -390,11 +399,10 @@ def _wrk_argv(wrk_dir: Path, profile: str, port: int, tls_port: int, seconds: in
             "-s", str(wrk_dir / script), url, "--"] + args
 
 
-def _h2load_argv(profile: str, port: int, seconds: int, uri_file: Path) -> list:
+def _h2load_argv(profile: str, port: int, seconds: int, uri_file: Path, conns: int) -> list:
     """h2load for an HTTP/2 profile: HttpArena's streams per connection (-m), the suite's
     connection count, WRK_THREADS threads, a timed run (-D). h2 by ALPN over TLS, h2c by
-    prior knowledge (h2load's default for http:// URIs, as -p h2c)."""
-    conns = CONNS[profile]
+    prior knowledge (-p h2c, as HttpArena)."""
     base = f"{'https' if profile in H2_TLS else 'http'}://127.0.0.1:{port}"
     argv = ["h2load", "-t", str(min(WRK_THREADS, conns)), "-c", str(conns), "-m", str(STREAMS[profile]),
             "-D", str(seconds)]
@@ -477,6 +485,7 @@ def run_arena(step: Step, run: SuiteRun, log_path: Path) -> tuple[list, dict]:
         # The HTTP/2 profiles' port: --h2-port (TLS, ALPN h2) or --h2c-port (prior
         # knowledge only), as saturn-arena's 8443 and 8082; the load goes there.
         h2_port = _free_port() if h2 else 0
+        conns = SMOKE_H2_CONNS if h2 and p.smoke else CONNS[profile]
         argv = [str(step.argv[0]), "--data", str(data)]
         if step.runtime == "saturn":
             argv += ["--bind", "127.0.0.1"]
@@ -510,7 +519,7 @@ def run_arena(step: Step, run: SuiteRun, log_path: Path) -> tuple[list, dict]:
             header = f"arena {step.runtime} {profile} threads={step.threads} round {step.round}"
             wait_quiet(run.quiet_wait)
             uri_file = Path(tempfile.mkstemp(prefix="saturn-bench-h2load-", suffix=".txt")[1])
-            load_argv = ((lambda secs: _h2load_argv(profile, h2_port, secs, uri_file)) if h2 else
+            load_argv = ((lambda secs: _h2load_argv(profile, h2_port, secs, uri_file, conns)) if h2 else
                          (lambda secs: _load_argv(run, profile, server.port, tls_port, secs)))
             if p.warmup:
                 run_process(load_argv(p.warmup),
@@ -522,9 +531,9 @@ def run_arena(step: Step, run: SuiteRun, log_path: Path) -> tuple[list, dict]:
             uri_file.unlink(missing_ok=True)
             if rec:
                 objs.append({"suite": "arena", "scenario": profile, "runtime": step.runtime,
-                             "threads": step.threads, "conns": CONNS[profile],
+                             "threads": step.threads, "conns": conns,
                              **({"load": "h2load", "streams": STREAMS[profile],
-                                 "h2load_threads": min(WRK_THREADS, CONNS[profile])} if h2 else
+                                 "h2load_threads": min(WRK_THREADS, conns)} if h2 else
                                 {"wrk_threads": min(WRK_THREADS, CONNS[profile])}),
                              **({"pipeline": PIPELINE} if profile == "pipelined" else {}),
                              **({"upload_bytes": UPLOAD_BYTES} if profile == "upload" else {}),
