@@ -236,7 +236,8 @@ ARENA_PROFILES = {
     # hyper closes after a request with Connection: close but does not say so in its
     # answer (RFC 9112 §9.6: SHOULD), so wrk would write the next request into the closed
     # connection: limited-conn cannot be measured for it with wrk.
-    "hyper": ("baseline", "pipelined", "json", "upload"),
+    # HTTP/2: h2c only (hyper's http2_only server); no TLS crate for baseline-h2 / static-h2.
+    "hyper": ("baseline", "pipelined", "json", "upload", "baseline-h2c", "json-h2c"),
     "nginx": ("static",),
     # h2o serves files only (no mruby handler written): static, and static-h2 on its TLS
     # port (h2 by ALPN) — bench/peers/arena/h2o/README.md.
@@ -463,10 +464,11 @@ def _make_suites() -> dict:
                    "answer over HTTP/2 (sums, JSON totals, all 20 files decoded byte for byte, 404); a "
                    "run counts only if h2load negotiated h2/h2c with 0 failed/errored/timed-out and "
                    "0 non-2xx. h2load reports no percentiles. HTTP/2 peers: Go (net/http's h2 over TLS, "
-                   "golang.org/x/net/http2/h2c, defaults) on every h2 profile; h2o 2.2.5 on static-h2 "
+                   "golang.org/x/net/http2/h2c, defaults) on every h2 profile; hyper 0.14 (http2_only, "
+                   "defaults) on baseline-h2c and json-h2c (no TLS crate in Debian's registry); h2o 2.2.5 on static-h2 "
                    "only (file handler, file.send-compressed; h2o 2.2.5 ignores `br;q=1`-style entries, "
-                   "so it sends identity bodies, ~4.7× the bytes); Node, Beast and hyper serve no "
-                   "HTTP/2 here."),
+                   "so it sends identity bodies, ~4.7× the bytes); Node and Beast serve no "
+                   "HTTP/2 here. make bench-smoke loads the h2 profiles with 32 connections."),
         Suite("http-client", "http-client — HTTP/1.1 client, keep-alive pool", "saturn-bench-http_client",
               (("go", "http_client-go"), ("hyper", "http_client-hyper"), ("curl", "http_client-curl")),
               quick=Params(rounds=3, samples=1, warmup=0, duration=5),
