@@ -49,7 +49,9 @@ fi
 
 # go.mod's replace directories: without them no package of the module builds.
 for p in golang-github-gorilla-websocket-dev:github.com/gorilla/websocket \
-         golang-github-andybalholm-brotli-dev:github.com/andybalholm/brotli; do
+         golang-github-andybalholm-brotli-dev:github.com/andybalholm/brotli \
+         golang-golang-x-net-dev:golang.org/x/net golang-golang-x-sys-dev:golang.org/x/sys \
+         golang-golang-x-text-dev:golang.org/x/text; do
     if [ ! -f "/usr/share/gocode/src/${p#*:}/go.mod" ]; then
         echo "build-go.sh: missing Debian package: ${p%%:*} (arena-go's ${p#*:})" >&2
         echo "  install it with: apt-get install --no-install-recommends ${p%%:*}" >&2

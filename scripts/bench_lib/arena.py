@@ -1,4 +1,5 @@
-"""The arena suite: HttpArena's HTTP/1.1 profiles and json-tls (docs/arena.md) under wrk.
+"""The arena suite: HttpArena's HTTP/1.1 profiles and json-tls (docs/arena.md) under wrk,
+and its HTTP/2 profiles (baseline-h2c, json-h2c, baseline-h2, static-h2) under h2load.
 
 For one step (one runtime, all the profiles it serves):
 
@@ -19,6 +20,11 @@ For one step (one runtime, all the profiles it serves):
      (messages/s for echo-ws) kept with the min and max. The
      server's CPU (its whole process tree, user and system apart, from /proc) and its RSS
      are read around each run.
+  5. The HTTP/2 profiles: the server also gets --h2c-port Q (cleartext, prior knowledge
+     only) or --h2-port Q with the certificate (TLS, ALPN h2); check_h2_profile checks
+     the answers over HTTP/2 with curl (HTTP version 2 required, HTTP/1.1 refused on the
+     h2c port), then h2load (-D seconds, HttpArena's -m streams, -p h2c / ALPN) loads it
+     the same way, CPU read the same way; the run counts only if h2load negotiated h2/h2c.
 """
 
 from __future__ import annotations
@@ -38,14 +44,29 @@ from .common import log, run_process, wait_quiet
 from .model import Step, SuiteRun
 from .netrun import Server, _free_port, measured_load, median_samples, tls_certs
 
+H2_PROFILES = ("baseline-h2c", "json-h2c", "baseline-h2", "static-h2")
 PROFILES = ("baseline", "pipelined", "limited-conn", "json", "json-comp", "upload", "static",
-            "json-tls", "echo-ws")
+            "json-tls", "echo-ws") + H2_PROFILES
 # Connections per profile: HttpArena's smallest count where it has several (512 for the
 # connection profiles, 1024 for static, 32 for upload). json and json-tls use 512, not
 # HttpArena's 4096: on 2 CPUs, 4096 fresh TLS handshakes per wrk run would be most of a
 # 2-second run, and json keeps the same count so the two compare.
+# The HTTP/2 profiles (h2load) take HttpArena's smallest count the same way: 256
+# connections (baseline-h2, static-h2, baseline-h2c) and 1024 (json-h2c), each with
+# HttpArena's concurrent streams per connection (h2load -m): 100, and 32 for json-h2c
+# and static-h2.
 CONNS = {"baseline": 512, "pipelined": 512, "limited-conn": 512, "json": 512, "json-comp": 512,
-         "upload": 32, "static": 1024, "json-tls": 512, "echo-ws": 512}
+         "upload": 32, "static": 1024, "json-tls": 512, "echo-ws": 512,
+         "baseline-h2c": 256, "json-h2c": 1024, "baseline-h2": 256, "static-h2": 256}
+# make bench-smoke (a correctness check, not a measurement) loads the HTTP/2 profiles
+# with 32 connections: Go's h2 over TLS at 256 leaves h2load hanging past -D (its README).
+SMOKE_H2_CONNS = 32
+STREAMS = {"baseline-h2c": 100, "json-h2c": 32, "baseline-h2": 100, "static-h2": 32}
+H2_TLS = ("baseline-h2", "static-h2")  # over TLS (ALPN h2); the others h2c by prior knowledge
+# json-h2c's rotation: HttpArena's seven (count, m) pairs, as json's wrk rotation.
+JSON_H2C_URIS = ("/json/1?m=3", "/json/5?m=7", "/json/10?m=2", "/json/15?m=5", "/json/25?m=4",
+                 "/json/40?m=8", "/json/50?m=6")
+STATIC_AE = "br;q=1, gzip;q=0.8"  # HttpArena's static and static-h2 Accept-Encoding
 PIPELINE = 16
 UPLOAD_BYTES = 2 * 1024 * 1024  # HttpArena's upload-2m template
 WRK_THREADS = 2
@@ -254,6 +275,90 @@ def check_profile(profile: str, port: int, tls_port: int, data: Path) -> str:
     return f"unknown profile {profile}"
 
 
+# ----------------------------------------------------------------- HTTP/2 answer checks
+
+def _curl_h2(port: int, path: str, tls: bool, headers: dict | None = None,
+             http1: bool = False) -> tuple[str, int, dict, bytes]:
+    """(HTTP version curl used, status, lower-cased headers, body) of one GET with curl:
+    HTTP/2 by ALPN over TLS, by prior knowledge in cleartext (http1: HTTP/1.1 instead)."""
+    with tempfile.TemporaryDirectory(prefix="saturn-bench-h2check-") as tmp:
+        body_f, head_f = Path(tmp) / "body", Path(tmp) / "head"
+        argv = ["curl", "-s", "--max-time", "10", "-o", str(body_f), "-D", str(head_f),
+                "-w", "%{http_version} %{http_code}"]
+        argv += ["--http1.1"] if http1 else (["--http2"] if tls else ["--http2-prior-knowledge"])
+        if tls:
+            argv += ["-k"]
+        for k, v in (headers or {}).items():
+            argv += ["-H", f"{k}: {v}"]
+        argv.append(f"{'https' if tls else 'http'}://127.0.0.1:{port}{path}")
+        res = subprocess.run(argv, capture_output=True, text=True, timeout=30)
+        version, _, code = res.stdout.strip().partition(" ")
+        hdrs = {}
+        if head_f.is_file():
+            for ln in head_f.read_text(errors="replace").splitlines()[1:]:
+                k, sep, v = ln.partition(":")
+                if sep:
+                    hdrs[k.strip().lower()] = v.strip()
+        body = body_f.read_bytes() if body_f.is_file() else b""
+        return version, int(code) if code.isdigit() else 0, hdrs, body
+
+
+def check_h2_profile(profile: str, port: int, data: Path) -> str:
+    """"" when the server answers the HTTP/2 profile's requests right over HTTP/2 (h2 by
+    ALPN on the TLS port, h2c by prior knowledge on the cleartext one), else what is wrong."""
+    tls = profile in H2_TLS
+    try:
+        if profile in ("baseline-h2c", "baseline-h2"):
+            for a, b in ((13, 42), (1, 1), (-5, 1000000)):
+                ver, status, hdrs, got = _curl_h2(port, f"/baseline2?a={a}&b={b}", tls)
+                if ver != "2":
+                    return f"GET /baseline2: HTTP version {ver!r}, want 2 ({'ALPN h2' if tls else 'prior knowledge'})"
+                if status != 200 or got != str(a + b).encode():
+                    return f"GET /baseline2?a={a}&b={b}: status {status}, body {got[:40]!r}, want 200 {a + b}"
+                if not hdrs.get("content-type", "").startswith("text/plain"):
+                    return f"GET /baseline2: Content-Type {hdrs.get('content-type')!r}, want text/plain"
+        if profile == "json-h2c":
+            items = json.loads((data / "dataset.json").read_text())
+            for uri in JSON_H2C_URIS:
+                ver, status, hdrs, got = _curl_h2(port, uri, tls)
+                if ver != "2" or status != 200:
+                    return f"GET {uri}: HTTP version {ver!r}, status {status}; want 2, 200"
+                if not hdrs.get("content-type", "").startswith("application/json"):
+                    return f"GET {uri}: Content-Type {hdrs.get('content-type')!r}"
+                if hdrs.get("content-encoding"):
+                    return f"GET {uri} without Accept-Encoding: Content-Encoding {hdrs['content-encoding']!r}"
+                count, m = int(uri.split("/")[2].split("?")[0]), int(uri.rsplit("=", 1)[1])
+                wrong = _json_problem(got, items, count, m)
+                if wrong:
+                    return f"GET {uri}: {wrong}"
+        if profile in ("baseline-h2c", "json-h2c"):
+            # HttpArena's validation: the h2c port must not serve HTTP/1.1.
+            uri = "/baseline2?a=1&b=1" if profile == "baseline-h2c" else "/json/1?m=3"
+            try:
+                ver, status, _, _ = _curl_h2(port, uri, False, http1=True)
+            except subprocess.TimeoutExpired:
+                ver, status = "", 0
+            if 200 <= status < 300:
+                return f"HTTP/1.1 GET {uri} on the h2c-only port: {status}, want a refusal"
+        if profile == "static-h2":
+            for name in STATIC_FILES:
+                want = (data / "static" / name).read_bytes()
+                ver, status, hdrs, got = _curl_h2(port, f"/static/{name}", tls)
+                if ver != "2" or status != 200 or got != want or hdrs.get("content-encoding"):
+                    return (f"GET /static/{name}: HTTP version {ver!r}, status {status}, {len(got)} B, "
+                            f"want 2, 200 and the file's {len(want)} B unencoded")
+                ver, status, hdrs, got = _curl_h2(port, f"/static/{name}", tls, {"Accept-Encoding": STATIC_AE})
+                plain = _decode(hdrs.get("content-encoding", ""), got)
+                if ver != "2" or status != 200 or (plain is not None and plain != want):
+                    return f"GET /static/{name} ({STATIC_AE}): HTTP version {ver!r}, status {status}, decoded body differs"
+            ver, status, _, _ = _curl_h2(port, "/static/no-such-file.css", tls)
+            if status != 404:
+                return f"GET /static/no-such-file.css: status {status}, want 404"
+    except (OSError, subprocess.SubprocessError, ValueError) as e:
+        return f"{profile}: {type(e).__name__}: {e}"
+    return "" if profile in H2_PROFILES else f"unknown profile {profile}"
+
+
 # ----------------------------------------------------------------- load
 
 def _load_argv(run: SuiteRun, profile: str, port: int, tls_port: int, seconds: int) -> list:
@@ -294,13 +399,55 @@ def _wrk_argv(wrk_dir: Path, profile: str, port: int, tls_port: int, seconds: in
             "-s", str(wrk_dir / script), url, "--"] + args
 
 
+def _h2load_argv(profile: str, port: int, seconds: int, uri_file: Path, conns: int) -> list:
+    """h2load for an HTTP/2 profile: HttpArena's streams per connection (-m), the suite's
+    connection count, WRK_THREADS threads, a timed run (-D). h2 by ALPN over TLS, h2c by
+    prior knowledge (-p h2c, as HttpArena)."""
+    base = f"{'https' if profile in H2_TLS else 'http'}://127.0.0.1:{port}"
+    argv = ["h2load", "-t", str(min(WRK_THREADS, conns)), "-c", str(conns), "-m", str(STREAMS[profile]),
+            "-D", str(seconds)]
+    if profile not in H2_TLS:
+        argv += ["-p", "h2c"]  # as HttpArena: h2c framing from the first byte, never HTTP/1.1
+    if profile in ("baseline-h2c", "baseline-h2"):
+        return argv + [base + "/baseline2?a=1&b=1"]
+    if profile == "json-h2c":
+        uri_file.write_text("".join(base + u + "\n" for u in JSON_H2C_URIS))
+        return argv + ["-i", str(uri_file)]
+    # static-h2: the 20 files round-robin (-i, as HttpArena), with its Accept-Encoding.
+    uri_file.write_text("".join(f"{base}/static/{n}\n" for n in STATIC_FILES))
+    return argv + ["-H", f"Accept-Encoding: {STATIC_AE}", "-i", str(uri_file)]
+
+
+def _h2load_result(stdout: str) -> dict | None:
+    """h2load's summary read like wrk's result: requests (succeeded), rps over h2load's
+    own duration, bytes (all traffic), errors (failed + errored + timeout), non2xx, and
+    the application protocol it negotiated (`protocol`)."""
+    import re
+    fin = re.search(r"^finished in ([\d.]+)s, ([\d.]+) req/s", stdout, re.M)
+    req = re.search(r"^requests: (\d+) total, (\d+) started, (\d+) done, (\d+) succeeded, "
+                    r"(\d+) failed, (\d+) errored, (\d+) timeout", stdout, re.M)
+    codes = re.search(r"^status codes: (\d+) 2xx, (\d+) 3xx, (\d+) 4xx, (\d+) 5xx", stdout, re.M)
+    traffic = re.search(r"^traffic: \S+ \((\d+)\) total", stdout, re.M)
+    proto = re.search(r"^Application protocol: (\S+)", stdout, re.M)
+    if not (fin and req and codes and traffic):
+        return None
+    secs = float(fin.group(1))
+    ok = int(req.group(4))
+    return {"requests": ok, "duration_s": secs, "rps": round(ok / max(secs, 1e-6), 1),
+            "bytes": int(traffic.group(1)),
+            "errors": int(req.group(5)) + int(req.group(6)) + int(req.group(7)),
+            "non2xx": int(codes.group(2)) + int(codes.group(3)) + int(codes.group(4)),
+            "protocol": proto.group(1) if proto else ""}
+
+
 def _measured(server: Server, argv: list, profile: str, log_path: Path, header: str,
               timeout: float) -> tuple[dict | None, str]:
     """One measured run (netrun.measured_load) plus the arena's own figures: bytes per
     response, RSS now and at its peak, and MB/s for upload and static."""
-    ws = profile == "echo-ws"
+    ws, h2 = profile == "echo-ws", profile in H2_PROFILES
     result, why = measured_load(server, argv, log_path, header, timeout,
-                                parse=_ws_result if ws else None, tool="ws-load" if ws else "wrk")
+                                parse=_ws_result if ws else _h2load_result if h2 else None,
+                                tool="ws-load" if ws else "h2load" if h2 else "wrk")
     if result is None:
         return None, why
     n = result.get("requests") or 0
@@ -309,7 +456,7 @@ def _measured(server: Server, argv: list, profile: str, log_path: Path, header: 
                   rss_kib=server.kib("VmRSS"), peak_rss_kib=server.kib("VmHWM"))
     if profile == "upload":
         result["mb_per_sec"] = round(n * UPLOAD_BYTES / secs / 1e6, 1)
-    elif profile == "static":
+    elif profile in ("static", "static-h2"):
         result["mb_per_sec"] = round(result.get("bytes", 0) / secs / 1e6, 1)
     return result, why
 
@@ -321,6 +468,10 @@ def run_arena(step: Step, run: SuiteRun, log_path: Path) -> tuple[list, dict]:
         return [], {s: f"wrk scripts not installed in {wrk_dir}" for s in step.scenarios}
     if "echo-ws" in step.scenarios and not run.paths.peer("ws-load").is_file():
         return [], {s: f"load generator {run.paths.peer('ws-load')} not built" for s in step.scenarios}
+    if any(s in H2_PROFILES for s in step.scenarios) and not shutil.which("h2load"):
+        return [], {s: "h2load not found (Debian package nghttp2-client)" for s in step.scenarios}
+    if any(s in H2_PROFILES for s in step.scenarios) and not shutil.which("curl"):
+        return [], {s: "curl not found (the HTTP/2 answer checks use it)" for s in step.scenarios}
     try:
         data = data_dir(run.paths.repo)
         crt, key = tls_certs("rsa")
@@ -329,7 +480,12 @@ def run_arena(step: Step, run: SuiteRun, log_path: Path) -> tuple[list, dict]:
     p = run.params
     objs, reasons = [], {}
     for profile in step.scenarios:
+        h2 = profile in H2_PROFILES
         tls_port = _free_port() if profile == "json-tls" else 0
+        # The HTTP/2 profiles' port: --h2-port (TLS, ALPN h2) or --h2c-port (prior
+        # knowledge only), as saturn-arena's 8443 and 8082; the load goes there.
+        h2_port = _free_port() if h2 else 0
+        conns = SMOKE_H2_CONNS if h2 and p.smoke else CONNS[profile]
         argv = [str(step.argv[0]), "--data", str(data)]
         if step.runtime == "saturn":
             argv += ["--bind", "127.0.0.1"]
@@ -337,28 +493,48 @@ def run_arena(step: Step, run: SuiteRun, log_path: Path) -> tuple[list, dict]:
             argv += ["--tls-port", str(tls_port), "--tls-cert", str(crt), "--tls-key", str(key)]
         elif step.runtime == "saturn":
             argv += ["--tls-port", "0"]
+        if h2 and profile in H2_TLS:
+            argv += ["--h2-port", str(h2_port), "--tls-cert", str(crt), "--tls-key", str(key)]
+        elif h2:
+            argv += ["--h2c-port", str(h2_port)]
+        if step.runtime == "saturn":  # its defaults are 8443 and 8082: none but the profile's
+            argv += [] if profile in H2_TLS else ["--h2-port", "0"]
+            argv += [] if h2 and profile not in H2_TLS else ["--h2c-port", "0"]
         with Server(argv, step.threads, [], log_path) as server:
             log(f"  {step.runtime} {profile}: pid {server.proc.pid}, 127.0.0.1:{server.port}"
-                + (f" (TLS {tls_port})" if tls_port else "") + f", --threads {step.threads}")
+                + (f" (TLS {tls_port})" if tls_port else "")
+                + (f" ({'h2' if profile in H2_TLS else 'h2c'} {h2_port})" if h2 else "")
+                + f", --threads {step.threads}")
             if tls_port and not server.wait_port(tls_port, 15.0):
                 reasons[profile] = f"the TLS port {tls_port} never accepted"
                 continue
-            wrong = check_profile(profile, server.port, tls_port, data)
+            if h2_port and not server.wait_port(h2_port, 15.0):
+                reasons[profile] = f"the HTTP/2 port {h2_port} never accepted"
+                continue
+            wrong = (check_h2_profile(profile, h2_port, data) if h2
+                     else check_profile(profile, server.port, tls_port, data))
             if wrong:
                 reasons[profile] = f"answer check: {wrong}"
                 continue
             header = f"arena {step.runtime} {profile} threads={step.threads} round {step.round}"
             wait_quiet(run.quiet_wait)
+            uri_file = Path(tempfile.mkstemp(prefix="saturn-bench-h2load-", suffix=".txt")[1])
+            load_argv = ((lambda secs: _h2load_argv(profile, h2_port, secs, uri_file, conns)) if h2 else
+                         (lambda secs: _load_argv(run, profile, server.port, tls_port, secs)))
             if p.warmup:
-                run_process(_load_argv(run, profile, server.port, tls_port, p.warmup),
-                            timeout=p.warmup + 60, log_path=log_path, header=header + " (warm-up)")
-            argv_w = _load_argv(run, profile, server.port, tls_port, p.duration)
+                run_process(load_argv(p.warmup),
+                            timeout=p.warmup + (30 if h2 else 60), log_path=log_path, header=header + " (warm-up)")
+            argv_w = load_argv(p.duration)
+            # h2load's -D ends its run; the timeout only catches an h2load that never exits.
             rec, why = median_samples(p.samples, lambda: _measured(
-                server, argv_w, profile, log_path, header, p.duration + 60))
+                server, argv_w, profile, log_path, header, p.duration + (30 if h2 else 60)))
+            uri_file.unlink(missing_ok=True)
             if rec:
                 objs.append({"suite": "arena", "scenario": profile, "runtime": step.runtime,
-                             "threads": step.threads, "conns": CONNS[profile],
-                             "wrk_threads": min(WRK_THREADS, CONNS[profile]),
+                             "threads": step.threads, "conns": conns,
+                             **({"load": "h2load", "streams": STREAMS[profile],
+                                 "h2load_threads": min(WRK_THREADS, conns)} if h2 else
+                                {"wrk_threads": min(WRK_THREADS, CONNS[profile])}),
                              **({"pipeline": PIPELINE} if profile == "pipelined" else {}),
                              **({"upload_bytes": UPLOAD_BYTES} if profile == "upload" else {}),
                              **rec})

@@ -144,14 +144,18 @@ def check_tls(rec: dict, ctx: dict) -> str | None:
 
 
 def check_arena(rec: dict, ctx: dict) -> str | None:
-    """Every answer was checked before the load (arena.check_profile); under load wrk must
-    see no socket error and no non-2xx answer."""
+    """Every answer was checked before the load (arena.check_profile, check_h2_profile);
+    under load wrk (h2load) must see no socket error and no non-2xx answer, and h2load must
+    have negotiated HTTP/2 (h2 by ALPN, h2c by prior knowledge)."""
     for key in ("errors", "non2xx"):
         v = rec.get(key, 0)
         if v != 0:
             return f"{key} = {v} (must be 0)"
     if not _int(rec, "rps"):
         return "no requests answered"
+    proto = rec.get("protocol")  # the arena's h2load runs: what h2load negotiated
+    if proto is not None and proto not in ("h2", "h2c"):
+        return f"h2load negotiated {proto!r}, not HTTP/2"
     return None
 
 

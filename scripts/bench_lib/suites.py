@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Callable
 
 from .common import Paths, is_executable
-from .arena import PROFILES as ARENA_PROFILE_ORDER
+from .arena import H2_PROFILES as ARENA_H2_PROFILES, PROFILES as ARENA_PROFILE_ORDER
 from .model import Params, Runtime, Step, SuiteRun, runtime_order
 
 
@@ -250,20 +250,28 @@ def tls_steps(run: SuiteRun, rt: Runtime) -> list:
 
 # What each arena peer serves (bench/peers/arena/*/README.md says why not the rest).
 ARENA_PROFILES = {
-    **{rt: ARENA_PROFILE_ORDER for rt in ("saturn", "go", "node", "beast")},
+    **{rt: ARENA_PROFILE_ORDER for rt in ("saturn", "go")},
+    # Node and Beast are HTTP/1.1 peers here (no HTTP/2 server written for them).
+    **{rt: tuple(p for p in ARENA_PROFILE_ORDER if p not in ARENA_H2_PROFILES) for rt in ("node", "beast")},
     # hyper closes after a request with Connection: close but does not say so in its
     # answer (RFC 9112 §9.6: SHOULD), so wrk would write the next request into the closed
     # connection: limited-conn cannot be measured for it with wrk.
-    "hyper": ("baseline", "pipelined", "json", "upload"),
+    # HTTP/2: h2c only (hyper's http2_only server); no TLS crate for baseline-h2 / static-h2.
+    "hyper": ("baseline", "pipelined", "json", "upload", "baseline-h2c", "json-h2c"),
     "nginx": ("static",),
-    "h2o": ("static",),
+    # h2o serves files only (no mruby handler written): static, and static-h2 on its TLS
+    # port (h2 by ALPN) — bench/peers/arena/h2o/README.md.
+    "h2o": ("static", "static-h2"),
 }
 
 
 def arena_steps(run: SuiteRun, rt: Runtime) -> list:
     """One step per runtime with every profile it serves (a fresh server per profile,
     scripts/bench_lib/arena.py); --threads 2, unpinned, sharing the CPUs with wrk."""
-    profiles = tuple(pr for pr in run.suite.scenarios if pr in ARENA_PROFILES.get(rt.name, ()))
+    profiles = tuple(pr for pr in run.suite.scenarios if pr in ARENA_PROFILES.get(rt.name, ())
+                     and (not run.only or pr in run.only))
+    if not profiles:
+        return []
     per = 1.5 + run.params.warmup + run.params.duration * run.params.samples
     return [Step(run.name, "net", rt.name, "arena", [str(rt.path)], run.threads,
                  1.0 + len(profiles) * per, timeout=0, scenarios=profiles)]
@@ -455,7 +463,7 @@ def _make_suites() -> dict:
                    "for resumed handshakes: its TLS 1.3 tickets are single-use and it sends no new "
                    "one on a resumed connection. "
                    "`server CPU µs/handshake` is the efficiency figure."),
-        Suite("arena", "arena — HttpArena's HTTP/1.1 profiles and json-tls", "saturn-arena",
+        Suite("arena", "arena — HttpArena's HTTP/1.1 profiles, json-tls and HTTP/2", "saturn-arena",
               (("go", "arena-go"), ("node", "arena-node"), ("beast", "arena-beast"),
                ("hyper", "arena-hyper"), ("nginx", "arena-nginx"), ("h2o", "arena-h2o")),
               quick=Params(rounds=2, samples=1, warmup=1, duration=2),
@@ -470,6 +478,12 @@ def _make_suites() -> dict:
                                   "server_user_us_per_req", "peak_rss_kib"),
                        "static": ("rps", "mb_per_sec", "p99_us", "server_cpu_us_per_req",
                                   "server_user_us_per_req", "peak_rss_kib"),
+                       # h2load prints no latency percentiles: rps and CPU only.
+                       **{pr: ("rps", "server_cpu_us_per_req", "server_user_us_per_req",
+                               "server_sys_us_per_req", "peak_rss_kib")
+                          for pr in ("baseline-h2c", "json-h2c", "baseline-h2")},
+                       "static-h2": ("rps", "mb_per_sec", "server_cpu_us_per_req",
+                                     "server_user_us_per_req", "peak_rss_kib"),
                        "echo-ws": ("msgs_per_sec", "p50_us", "p99_us", "server_cpu_us_per_req",
                                    "server_user_us_per_req", "server_sys_us_per_req", "peak_rss_kib")},
               gate={"*": ("rps", "server_cpu_us_per_req", "server_user_us_per_req"),
@@ -486,7 +500,21 @@ def _make_suites() -> dict:
                    "tree's summed VmHWM. nginx and h2o serve static only; hyper no compression, "
                    "static, TLS or limited-conn (each README says why). echo-ws: ws-load (bench/peers/load/ws_load.c, "
                    "epoll, plain C), 512 connections with one 5-byte text frame in flight each, every echo "
-                   "checked; its CPU figures are per message."),
+                   "checked; its CPU figures are per message. HTTP/2 profiles: h2load (nghttp2 1.52, "
+                   "2 threads, timed -D), HttpArena's smallest connection count — 256 (baseline-h2c, "
+                   "baseline-h2, static-h2), 1024 (json-h2c) — and its streams per connection, "
+                   "-m 100 (baseline-h2c, baseline-h2) or -m 32 (json-h2c, static-h2); h2c by prior "
+                   "knowledge on a cleartext port that must refuse HTTP/1.1, h2 by ALPN over TLS "
+                   "(RSA-2048). json-h2c rotates HttpArena's seven /json URIs (-i), static-h2 the 20 "
+                   "files with Accept-Encoding: br;q=1, gzip;q=0.8. Before the load curl checks every "
+                   "answer over HTTP/2 (sums, JSON totals, all 20 files decoded byte for byte, 404); a "
+                   "run counts only if h2load negotiated h2/h2c with 0 failed/errored/timed-out and "
+                   "0 non-2xx. h2load reports no percentiles. HTTP/2 peers: Go (net/http's h2 over TLS, "
+                   "golang.org/x/net/http2/h2c, defaults) on every h2 profile; hyper 0.14 (http2_only, "
+                   "defaults) on baseline-h2c and json-h2c (no TLS crate in Debian's registry); h2o 2.2.5 on static-h2 "
+                   "only (file handler, file.send-compressed; h2o 2.2.5 ignores `br;q=1`-style entries, "
+                   "so it sends identity bodies, ~4.7× the bytes); Node and Beast serve no "
+                   "HTTP/2 here. make bench-smoke loads the h2 profiles with 32 connections."),
         Suite("http-client", "http-client — HTTP/1.1 client, keep-alive pool", "saturn-bench-http_client",
               (("go", "http_client-go"), ("hyper", "http_client-hyper"), ("curl", "http_client-curl")),
               quick=Params(rounds=3, samples=1, warmup=0, duration=5),

@@ -6,7 +6,10 @@ pass a correct server and fail a wrong one. saturn-arena (the binary given) must
 every profile, json-tls included; a fake server in this file, wrong in one way per
 profile (a sum off by one, a total off, pipelined answers missing, no Connection: close,
 a static file one byte short, a count that echoes Content-Length, the wrong accept key),
-must fail each, and the reason must name what was wrong. About 5 s.
+must fail each, and the reason must name what was wrong. The HTTP/2 profiles: saturn-arena
+passes check_h2_profile on its --h2-port / --h2c-port; its HTTP/1.1 port (which also takes
+h2c by prior knowledge) must fail the h2c checks (it serves HTTP/1.1), and the HTTP/1.1-only
+fake must fail them (no HTTP/2). About 10 s.
 """
 
 from __future__ import annotations
@@ -104,6 +107,8 @@ def serve_wrong(listener: socket.socket, data: Path) -> None:
                     while len(buf) < length:
                         buf += conn.recv(65536)
                     body, buf = buf[:length], buf[length:]
+                if head.startswith(b"PRI * HTTP/2.0"):
+                    return  # HTTP/1.1 only: the HTTP/2 preface gets the connection closed
                 conn.sendall(wrong_answer(head, body, data))
                 if b"/pipeline" in head:
                     return  # answers only the first of a pipelined batch
@@ -127,18 +132,30 @@ def main() -> int:
         subprocess.run([sys.executable, str(REPO / "tests" / "arena" / "gen_data.py"), str(data)],
                        check=True, capture_output=True)
         crt, key = netrun.tls_certs("rsa")
-        port, tls_port = free_port(), free_port()
+        port, tls_port, h2_port, h2c_port = free_port(), free_port(), free_port(), free_port()
         proc = subprocess.Popen([sys.argv[1], "--bind", "127.0.0.1", "--port", str(port), "--threads", "2",
                                  "--data", str(data), "--tls-port", str(tls_port), "--tls-cert", str(crt),
-                                 "--tls-key", str(key)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                                 "--tls-key", str(key), "--h2-port", str(h2_port), "--h2c-port", str(h2c_port)],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         try:
-            wait_port(port, proc)
-            wait_port(tls_port, proc)
+            for p in (port, tls_port, h2_port, h2c_port):
+                wait_port(p, proc)
             for profile in arena.PROFILES:
-                why = arena.check_profile(profile, port, tls_port, data)
+                if profile in arena.H2_PROFILES:
+                    why = arena.check_h2_profile(profile, h2_port if profile in arena.H2_TLS else h2c_port, data)
+                else:
+                    why = arena.check_profile(profile, port, tls_port, data)
                 print(f"{'PASS' if not why else 'FAIL'} saturn-arena {profile}{': ' + why if why else ''}")
                 if why:
                     failures.append(f"saturn-arena {profile}: {why}")
+            # saturn-arena's HTTP/1.1 port also takes h2c by prior knowledge, but it serves
+            # HTTP/1.1 too: the h2c profiles' check must refuse it as an h2c-only port.
+            for profile in ("baseline-h2c", "json-h2c"):
+                why = arena.check_h2_profile(profile, port, data)
+                ok = "h2c-only port" in why
+                print(f"{'PASS' if ok else 'FAIL'} HTTP/1.1 port as {profile} refused: {why or 'accepted'}")
+                if not ok:
+                    failures.append(f"h1 port as {profile}: {why or 'accepted'} (want 'h2c-only port')")
         finally:
             proc.terminate()
             proc.wait(timeout=10)
@@ -152,8 +169,11 @@ def main() -> int:
                 "pipelined": "3 pipelined", "json": "total", "json-comp": "Content-Encoding",
                 "upload": "want 200 '300000'", "static": "want the file's",
                 "echo-ws": "upgrade"}
+        # HTTP/1.1 only: the HTTP/2 checks must see that no answer came over HTTP/2.
+        want.update({"baseline-h2c": "HTTP version", "json-h2c": "HTTP version"})
         for profile, needle in want.items():
-            why = arena.check_profile(profile, wrong_port, 0, data)
+            why = (arena.check_h2_profile(profile, wrong_port, data) if profile in arena.H2_PROFILES
+                   else arena.check_profile(profile, wrong_port, 0, data))
             ok = bool(why) and needle in why
             print(f"{'PASS' if ok else 'FAIL'} wrong server {profile} refused: {why or 'accepted'}")
             if not ok:

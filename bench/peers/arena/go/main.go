@@ -2,9 +2,13 @@
 // net/http, crypto/tls and gorilla/websocket.
 //
 //	arena-go --port P --threads W --data DIR [--tls-port Q --tls-cert CRT --tls-key KEY]
+//	         [--h2-port R] [--h2c-port S]
 //
 // GOMAXPROCS = W. One http.Server on 127.0.0.1:P (and one with TLS on 127.0.0.1:Q,
-// ALPN http/1.1 only), both with the same ServeMux. Routes: /baseline11, /pipeline,
+// ALPN http/1.1 only), all with the same ServeMux. --h2-port R: HTTP/2 over TLS
+// (net/http's built-in h2, ALPN h2 then http/1.1; baseline-h2, static-h2). --h2c-port S:
+// cleartext HTTP/2 by prior knowledge only (golang.org/x/net/http2/h2c; HTTP/1.1 there
+// gets 505; baseline-h2c, json-h2c). Routes: /baseline11, /baseline2, /pipeline,
 // /json/{count}, /upload, /static/, /ws (docs/arena.md §2, §4). SIGTERM: Shutdown,
 // exit 0 within 2 s.
 package main
@@ -23,6 +27,9 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"golang.org/x/net/http2"
+	"golang.org/x/net/http2/h2c"
 )
 
 func main() {
@@ -32,8 +39,11 @@ func main() {
 	tlsPort := flag.Int("tls-port", 0, "HTTPS port on 127.0.0.1 (0: none)")
 	tlsCert := flag.String("tls-cert", "/certs/server.crt", "PEM certificate chain")
 	tlsKey := flag.String("tls-key", "/certs/server.key", "PEM private key")
+	h2Port := flag.Int("h2-port", 0, "HTTP/2 over TLS port on 127.0.0.1, ALPN h2 and http/1.1 (0: none)")
+	h2cPort := flag.Int("h2c-port", 0, "cleartext HTTP/2 (prior knowledge) only port on 127.0.0.1 (0: none)")
 	flag.Parse()
-	if flag.NArg() > 0 || *threads < 1 || *port < 0 || *port > 65535 || *tlsPort < 0 || *tlsPort > 65535 {
+	bad := func(p int) bool { return p < 0 || p > 65535 }
+	if flag.NArg() > 0 || *threads < 1 || bad(*port) || bad(*tlsPort) || bad(*h2Port) || bad(*h2cPort) {
 		flag.Usage()
 		os.Exit(2)
 	}
@@ -50,6 +60,7 @@ func main() {
 
 	mux := http.NewServeMux()
 	mux.HandleFunc("/baseline11", baseline)
+	mux.HandleFunc("/baseline2", baseline2)
 	mux.HandleFunc("/pipeline", pipeline)
 	mux.Handle("/json/", jsonHandler(items))
 	mux.HandleFunc("/upload", upload)
@@ -57,11 +68,32 @@ func main() {
 	mux.HandleFunc("/ws", ws)
 
 	servers := []*http.Server{{Addr: fmt.Sprintf("127.0.0.1:%d", *port), Handler: mux}}
-	if *tlsPort > 0 {
-		cert, err := tls.LoadX509KeyPair(*tlsCert, *tlsKey)
+	var cert tls.Certificate
+	if *tlsPort > 0 || *h2Port > 0 {
+		cert, err = tls.LoadX509KeyPair(*tlsCert, *tlsKey)
 		if err != nil {
 			fatal(fmt.Errorf("tls: %w", err))
 		}
+	}
+	if *h2Port > 0 {
+		// net/http's own HTTP/2: ListenAndServeTLS with TLSNextProto left nil sets up
+		// h2 and offers ALPN h2, then http/1.1 (Go's defaults, nothing tuned).
+		servers = append(servers, &http.Server{
+			Addr:      fmt.Sprintf("127.0.0.1:%d", *h2Port),
+			Handler:   mux,
+			TLSConfig: &tls.Config{Certificates: []tls.Certificate{cert}},
+		})
+	}
+	if *h2cPort > 0 {
+		// x/net's h2c handler with its default http2.Server: a connection that starts
+		// with the HTTP/2 preface is served as HTTP/2; anything else is refused (the
+		// port is h2c-only, as HttpArena's validation requires).
+		servers = append(servers, &http.Server{
+			Addr:    fmt.Sprintf("127.0.0.1:%d", *h2cPort),
+			Handler: h2c.NewHandler(h2Only(mux), &http2.Server{}),
+		})
+	}
+	if *tlsPort > 0 {
 		servers = append(servers, &http.Server{
 			Addr:    fmt.Sprintf("127.0.0.1:%d", *tlsPort),
 			Handler: mux,

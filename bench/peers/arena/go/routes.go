@@ -57,6 +57,36 @@ func baseline(w http.ResponseWriter, r *http.Request) {
 	text(w, strconv.FormatInt(sum, 10))
 }
 
+// baseline2 (the HTTP/2 profiles): a + b from the query, text/plain.
+func baseline2(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet {
+		methodNotAllowed(w, "GET")
+		return
+	}
+	q := r.URL.Query()
+	a, err1 := strconv.ParseInt(q.Get("a"), 10, 64)
+	b, err2 := strconv.ParseInt(q.Get("b"), 10, 64)
+	if err1 != nil || err2 != nil {
+		http.Error(w, "a and b must be integers", http.StatusBadRequest)
+		return
+	}
+	text(w, strconv.FormatInt(a+b, 10))
+}
+
+// h2Only answers a request that did not come over HTTP/2 with 505: h2c.NewHandler
+// passes HTTP/1.1 requests (without an Upgrade) to its handler, and the h2c port
+// must not serve HTTP/1.1.
+func h2Only(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.ProtoMajor != 2 {
+			w.Header().Set("Connection", "close")
+			http.Error(w, "this port serves HTTP/2 (prior knowledge) only", http.StatusHTTPVersionNotSupported)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
 // pipelined: net/http reads pipelined requests one after another on the
 // connection's goroutine and answers them in order.
 func pipeline(w http.ResponseWriter, r *http.Request) {

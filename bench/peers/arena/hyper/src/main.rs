@@ -1,6 +1,6 @@
 //! arena-hyper: the `arena` suite's peer (bench/peers/arena/README.md) on hyper 0.14 + Tokio.
 //!
-//!     arena-hyper --port P --threads W --data DIR
+//!     arena-hyper --port P --threads W --data DIR [--h2c-port Q]
 //!
 //! Tokio's multi-thread runtime with W workers; hyper's `Server` on 127.0.0.1:P,
 //! HTTP/1.1 only, keep-alive, `http1_pipeline_flush` (answers to pipelined requests
@@ -9,7 +9,11 @@
 //!   GET /pipeline               → ok, text/plain
 //!   GET /json/{count}?m=        → {"items":[...],"count":n}, application/json
 //!   POST /upload                → the count of body bytes read (streamed), text/plain
-//! anything else 404. SIGTERM (or SIGINT): graceful shutdown, exit 0 within 2 s.
+//!   GET /baseline2?a=&b=        → a+b, text/plain (the HTTP/2 profiles)
+//! anything else 404. --h2c-port Q: a second hyper `Server` on 127.0.0.1:Q with
+//! `http2_only(true)`: cleartext HTTP/2 by prior knowledge only (baseline-h2c, json-h2c;
+//! anything that does not start with the HTTP/2 preface is closed), the same routes.
+//! SIGTERM (or SIGINT): graceful shutdown, exit 0 within 2 s.
 
 mod dataset;
 
@@ -30,18 +34,19 @@ const PROGRAM: &str = "arena-hyper";
 
 struct Flags {
     port: u16,
+    h2c_port: u16,
     threads: usize,
     data: String,
 }
 
 fn usage(why: &str) -> ! {
     eprintln!("{PROGRAM}: {why}");
-    eprintln!("usage: {PROGRAM} --port P --threads W --data DIR");
+    eprintln!("usage: {PROGRAM} --port P --threads W --data DIR [--h2c-port Q]");
     exit(2)
 }
 
 fn parse_flags() -> Flags {
-    let (mut port, mut threads, mut data, mut tls_port) = (None, None, None, 0u16);
+    let (mut port, mut threads, mut data, mut tls_port, mut h2c_port) = (None, None, None, 0u16, 0u16);
     let mut args = std::env::args().skip(1);
     while let Some(flag) = args.next() {
         let (name, inline) = match flag.split_once('=') {
@@ -53,6 +58,7 @@ fn parse_flags() -> Flags {
             "--port" => port = Some(value.parse::<u16>().unwrap_or_else(|_| usage("bad --port"))),
             "--threads" => threads = Some(value.parse::<usize>().unwrap_or_else(|_| usage("bad --threads"))),
             "--data" => data = Some(value),
+            "--h2c-port" => h2c_port = value.parse().unwrap_or_else(|_| usage("bad --h2c-port")),
             "--tls-port" => tls_port = value.parse().unwrap_or_else(|_| usage("bad --tls-port")),
             "--tls-cert" | "--tls-key" => {}
             other => usage(&format!("unknown flag {other}")),
@@ -66,7 +72,7 @@ fn parse_flags() -> Flags {
     if threads == 0 {
         usage("--threads must be at least 1");
     }
-    Flags { port: port.unwrap_or_else(|| usage("--port is required")), threads, data: data.unwrap_or_else(|| usage("--data is required")) }
+    Flags { port: port.unwrap_or_else(|| usage("--port is required")), h2c_port, threads, data: data.unwrap_or_else(|| usage("--data is required")) }
 }
 
 fn reply(status: StatusCode, content_type: &'static str, body: impl Into<Body>) -> Response<Body> {
@@ -128,6 +134,17 @@ async fn baseline(req: Request<Body>) -> Result<Response<Body>, hyper::Error> {
     })
 }
 
+async fn baseline2(req: Request<Body>) -> Result<Response<Body>, hyper::Error> {
+    let query = req.uri().query();
+    Ok(match (int_param(query, "a", 0), int_param(query, "b", 0)) {
+        (Ok(a), Ok(b)) => match a.checked_add(b) {
+            Some(s) => text(s.to_string()),
+            None => status(StatusCode::BAD_REQUEST),
+        },
+        _ => status(StatusCode::BAD_REQUEST),
+    })
+}
+
 fn json(items: &[Item], count: &str, query: Option<&str>) -> Response<Body> {
     if count.is_empty() || !count.bytes().all(|c| c.is_ascii_digit()) {
         return status(StatusCode::NOT_FOUND);
@@ -157,6 +174,7 @@ async fn route(items: Arc<Vec<Item>>, req: Request<Body>) -> Result<Response<Bod
     match (req.method(), path) {
         (&Method::GET | &Method::POST, "/baseline11") => baseline(req).await,
         (&Method::GET, "/pipeline") => Ok(text("ok")),
+        (&Method::GET, "/baseline2") => baseline2(req).await,
         (&Method::POST, "/upload") => upload(req).await,
         (&Method::GET, p) if p.starts_with("/json/") => Ok(json(&items, &p[6..], req.uri().query())),
         _ => Ok(status(StatusCode::NOT_FOUND)),
@@ -168,30 +186,40 @@ enum Event {
     ServerEnded(Result<(), hyper::Error>),
 }
 
-async fn run(flags: Flags, items: Arc<Vec<Item>>) -> i32 {
-    // A listen backlog of 4,096 (the suite opens up to thousands of connections at
-    // once; std's bind would listen with 128, Tokio's with 1,024).
+/// A listener on 127.0.0.1:port with a listen backlog of 4,096 (the suite opens up to
+/// thousands of connections at once; std's bind would listen with 128, Tokio's with
+/// 1,024), TCP_NODELAY on accepted connections.
+fn listen(port: u16) -> Result<AddrIncoming, String> {
     let listener = (|| {
         let sock = tokio::net::TcpSocket::new_v4()?;
         sock.set_reuseaddr(true)?;
-        sock.bind(std::net::SocketAddr::from(([127, 0, 0, 1], flags.port)))?;
+        sock.bind(std::net::SocketAddr::from(([127, 0, 0, 1], port)))?;
         sock.listen(4096)
-    })();
-    let listener = match listener {
-        Ok(l) => l,
-        Err(e) => {
-            eprintln!("{PROGRAM}: 127.0.0.1:{}: {e}", flags.port);
-            return 1;
-        }
-    };
-    let mut incoming = match AddrIncoming::from_listener(listener) {
+    })()
+    .map_err(|e| format!("127.0.0.1:{port}: {e}"))?;
+    let mut incoming = AddrIncoming::from_listener(listener).map_err(|e| e.to_string())?;
+    incoming.set_nodelay(true);
+    Ok(incoming)
+}
+
+async fn run(flags: Flags, items: Arc<Vec<Item>>) -> i32 {
+    let incoming = match listen(flags.port) {
         Ok(i) => i,
         Err(e) => {
             eprintln!("{PROGRAM}: {e}");
             return 1;
         }
     };
-    incoming.set_nodelay(true);
+    let incoming_h2c = match flags.h2c_port {
+        0 => None,
+        port => match listen(port) {
+            Ok(i) => Some(i),
+            Err(e) => {
+                eprintln!("{PROGRAM}: {e}");
+                return 1;
+            }
+        },
+    };
 
     let (events, mut event) = mpsc::channel::<Event>(4);
     for kind in [SignalKind::terminate(), SignalKind::interrupt()] {
@@ -210,9 +238,26 @@ async fn run(flags: Flags, items: Arc<Vec<Item>>) -> i32 {
     }
 
     let (stop, stopped) = oneshot::channel::<()>();
+    let (stop_h2c, stopped_h2c) = oneshot::channel::<()>();
+    let items_h2c = items.clone();
     let make = make_service_fn(move |_| {
         let items = items.clone();
         async move { Ok::<_, Infallible>(service_fn(move |req| route(items.clone(), req))) }
+    });
+    let h2c = incoming_h2c.map(|incoming| {
+        // hyper's HTTP/2 server with its defaults, prior knowledge only.
+        let make = make_service_fn(move |_| {
+            let items = items_h2c.clone();
+            async move { Ok::<_, Infallible>(service_fn(move |req| route(items.clone(), req))) }
+        });
+        let server = Server::builder(incoming).http2_only(true).serve(make).with_graceful_shutdown(async {
+            let _ = stopped_h2c.await;
+        });
+        let events = events.clone();
+        tokio::spawn(async move {
+            let r = server.await;
+            let _ = events.send(Event::ServerEnded(r)).await;
+        })
     });
     let server = Server::builder(incoming)
         .http1_only(true)
@@ -233,7 +278,14 @@ async fn run(flags: Flags, items: Arc<Vec<Item>>) -> i32 {
             // lets requests in progress finish; whatever is still open after 1.2 s
             // (a client that never sends its body) is dropped with the runtime.
             let _ = stop.send(());
-            let _ = tokio::time::timeout(Duration::from_millis(1200), server).await;
+            let _ = stop_h2c.send(());
+            let _ = tokio::time::timeout(Duration::from_millis(1200), async move {
+                let _ = server.await;
+                if let Some(h) = h2c {
+                    let _ = h.await;
+                }
+            })
+            .await;
             0
         }
         Some(Event::ServerEnded(Err(e))) => {
