@@ -46,7 +46,7 @@ void find_task(detail::pool_impl& p, const void* r, stall_report& rep) {
       rep.task = std::coroutine_handle<detail::promise_base>::from_promise(*t).address();
       if (site != 0) {
         rep.has_site = true;
-        rep.site = std::bit_cast<std::source_location>(site);
+        rep.site = std::bit_cast<saturn::spawn_site>(site);
       }
     });
     if (found)

@@ -151,7 +151,7 @@ struct dumper {
     e.task = frame_of(p);
     if (site != 0) {
       e.has_site = true;
-      e.site = std::bit_cast<std::source_location>(site);
+      e.site = std::bit_cast<saturn::spawn_site>(site);
     }
     e.age_ns = born != 0 && now > born ? static_cast<std::uint64_t>(now - born) : 0;
     if (read) {

@@ -131,12 +131,14 @@ class cluster {
       m_problem = "pg_ctl start failed (see " + m_dir + "/log)";
       return;
     }
+    // CHECKPOINT last: the cluster runs with fsync and synchronous_commit off, so without
+    // it an immediate stop (the fault tests) may lose the latest commits (the GRANT).
     const std::string setup =
         "SET password_encryption = 'md5'; CREATE ROLE md5_user LOGIN PASSWORD 'md5-secret';"
         " SET password_encryption = 'scram-sha-256'; CREATE ROLE scram_user LOGIN PASSWORD 'scram-secret';"
         " CREATE ROLE app LOGIN; " +
         items_seed_sql(100000) +
-        " GRANT SELECT ON items TO md5_user, scram_user, app; SELECT count(*) FROM items;";
+        " GRANT SELECT ON items TO md5_user, scram_user, app; CHECKPOINT; SELECT count(*) FROM items;";
     if (psql(setup) != "100000")
       m_problem = "seeding the items table failed";
   }

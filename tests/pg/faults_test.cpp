@@ -58,7 +58,9 @@ TEST(pg_faults, deadline_cancels_the_query_on_the_server) {
 TEST(pg_faults, server_killed_mid_query_then_the_pool_recovers) {
   PG_REQUIRE_CLUSTER();
   auto& cl = pg_test::cluster::get();
-  pg::pool db(cl.tcp("app"), {.max_size = 4});
+  // Through the cluster's private socket directory: while it is down its TCP port is free,
+  // and another test's cluster (ctest runs them side by side) may take it.
+  pg::pool db(cl.unix_socket("app"), {.max_size = 4});
   rt().block_on([&]() -> task<> {
     // Warm the pool: four idle connections.
     std::vector<task<pg::result<pg::rows>>> warm;

@@ -22,7 +22,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <source_location>
+#include <saturn/detail/spawn_site.hpp>
 #include <string>
 
 namespace saturn {
@@ -35,7 +35,7 @@ struct stall_report {
   const void* runnable = nullptr;  ///< what it runs; null: its event loop's callbacks (I/O completions, timers)
   const void* task = nullptr;   ///< the spawned task's frame, when `runnable` is one (else null)
   bool has_site = false;        ///< `site` is known
-  std::source_location site{};  ///< where that task was spawned
+  saturn::spawn_site site{};  ///< where that task was spawned
 };
 
 /// One line of text for a report: `saturn: stall: pool 0 worker 1 has run one task for

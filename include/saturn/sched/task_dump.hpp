@@ -22,7 +22,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
-#include <source_location>
+#include <saturn/detail/spawn_site.hpp>
 #include <string>
 #include <vector>
 
@@ -47,7 +47,7 @@ struct task_entry {
   const void* task = nullptr;    ///< its coroutine frame (the address a debugger shows)
   const void* resume = nullptr;  ///< the frame's resume function (symbolize with addr2line); null when not read
   bool has_site = false;         ///< `site` is known (spawned through spawn(), pool.spawn(), spawn_in())
-  std::source_location site{};   ///< where it was spawned
+  saturn::spawn_site site{};   ///< where it was spawned
   std::uint64_t age_ns = 0;      ///< time since it first ran (coarse: a few milliseconds)
   task_state state = task_state::unknown;
   const void* awaits = nullptr;  ///< joining: the frame of the task it awaits

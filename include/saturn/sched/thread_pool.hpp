@@ -113,7 +113,7 @@ class thread_pool final : public scheduler {
   /// Starts `t` on the pool; any thread. `site` (leave it defaulted) is the spawn site a
   /// task dump shows (saturn/sched/task_dump.hpp).
   template <class T>
-  join_handle<T> spawn(task<T> t, std::source_location site = std::source_location::current()) {
+  join_handle<T> spawn(task<T> t, saturn::spawn_site site = saturn::spawn_site::current()) {
     return spawn_in(m_root, std::move(t), site);
   }
 
@@ -127,7 +127,7 @@ class thread_pool final : public scheduler {
   /// Throws std::out_of_range when `worker` is not below threads() (`t` is then
   /// destroyed unstarted).
   template <class T>
-  join_handle<T> spawn_on(unsigned worker, task<T> t, std::source_location site = std::source_location::current()) {
+  join_handle<T> spawn_on(unsigned worker, task<T> t, saturn::spawn_site site = saturn::spawn_site::current()) {
     check_worker_index(worker, "spawn_on");
     auto h = detail::prepare_spawn(m_root, t, site);
     start_on(worker, &h.promise());
@@ -165,7 +165,7 @@ class thread_pool final : public scheduler {
       submit(new detail::callable_runnable<std::decay_t<F>>(std::forward<F>(fn)));
     }
     template <class T>
-    join_handle<T> spawn(task<T> t, std::source_location site = std::source_location::current()) {
+    join_handle<T> spawn(task<T> t, saturn::spawn_site site = saturn::spawn_site::current()) {
       auto h = detail::prepare_spawn(*m_root, t, site);
       submit(&h.promise());
       return join_handle<T>(h);

@@ -14,7 +14,7 @@
 #include <saturn/task/task.hpp>
 
 #include <bit>
-#include <source_location>
+#include <saturn/detail/spawn_site.hpp>
 #include <stdexcept>
 
 namespace saturn {
@@ -126,8 +126,8 @@ namespace detail {
 /// `site` is where the spawn was written (kept for task dumps, saturn/sched/task_dump.hpp).
 template <class T>
 std::coroutine_handle<typename task<T>::promise_type> prepare_spawn(task_context& ctx, task<T>& t,
-                                                                   std::source_location site) noexcept {
-  static_assert(sizeof(std::source_location) == sizeof(std::uintptr_t), "a source_location is one pointer");
+                                                                   saturn::spawn_site site) noexcept {
+  static_assert(sizeof(saturn::spawn_site) == sizeof(std::uintptr_t), "a spawn_site is one pointer");
   auto h = t.release();
   auto& p = h.promise();
   p.m_ctx = &ctx;
@@ -141,7 +141,7 @@ std::coroutine_handle<typename task<T>::promise_type> prepare_spawn(task_context
 /// Starts `t` on the scheduler of `ctx` and returns its handle. Any thread. `site` (leave
 /// it defaulted) is the spawn site a task dump shows.
 template <class T>
-join_handle<T> spawn_in(task_context& ctx, task<T> t, std::source_location site = std::source_location::current()) {
+join_handle<T> spawn_in(task_context& ctx, task<T> t, saturn::spawn_site site = saturn::spawn_site::current()) {
   auto h = detail::prepare_spawn(ctx, t, site);
   ctx.sched->spawn(&h.promise());
   return join_handle<T>(h);
@@ -152,7 +152,7 @@ join_handle<T> spawn_in(task_context& ctx, task<T> t, std::source_location site 
 /// such worker; `t` is then destroyed unstarted.
 template <class T>
 join_handle<T> spawn_in(task_context& ctx, unsigned worker, task<T> t,
-                        std::source_location site = std::source_location::current()) {
+                        saturn::spawn_site site = saturn::spawn_site::current()) {
   auto h = detail::prepare_spawn(ctx, t, site);
   try {
     ctx.sched->spawn_on(worker, &h.promise());
@@ -179,7 +179,7 @@ task_context& calling_root_context(const char* op);
 /// unstarted): name the scheduler there, `pool.spawn(t)` or `rt.spawn(t)`. `site` (leave
 /// it defaulted) is the spawn site a task dump shows (saturn/sched/task_dump.hpp).
 template <class T>
-join_handle<T> spawn(task<T> t, std::source_location site = std::source_location::current()) {
+join_handle<T> spawn(task<T> t, saturn::spawn_site site = saturn::spawn_site::current()) {
   task_context& root = detail::calling_root_context("spawn");
   auto h = detail::prepare_spawn(root, t, site);
   root.sched->spawn(&h.promise());
@@ -192,7 +192,7 @@ join_handle<T> spawn(task<T> t, std::source_location site = std::source_location
 /// has no such worker, std::logic_error when the calling thread has no scheduler; `t` is
 /// then destroyed unstarted.
 template <class T>
-join_handle<T> spawn_on(unsigned worker, task<T> t, std::source_location site = std::source_location::current()) {
+join_handle<T> spawn_on(unsigned worker, task<T> t, saturn::spawn_site site = saturn::spawn_site::current()) {
   task_context& root = detail::calling_root_context("spawn_on");
   auto h = detail::prepare_spawn(root, t, site);
   try {

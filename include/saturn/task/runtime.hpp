@@ -46,7 +46,7 @@ class runtime final : public scheduler {
 
   /// Starts `t` on this runtime; any thread. `site`: leave it defaulted (the spawn site).
   template <class T>
-  join_handle<T> spawn(task<T> t, std::source_location site = std::source_location::current()) {
+  join_handle<T> spawn(task<T> t, saturn::spawn_site site = saturn::spawn_site::current()) {
     return spawn_in(m_root, std::move(t), site);
   }
 
