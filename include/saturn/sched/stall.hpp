@@ -38,8 +38,8 @@ struct stall_report {
   saturn::spawn_site site{};  ///< where that task was spawned
 };
 
-/// One line of text for a report: `saturn: stall: pool 0 worker 1 has run one task for
-/// 52.1 ms without returning to its loop (task 0x.. spawned at a.cpp:12 (f))`.
+/// One line of text for a report, such as "saturn: stall: pool 0 worker 1 has run one
+/// task for 52.1 ms without returning to its loop (task 0x55d0 spawned at a.cpp:12 (f))".
 std::string describe(const stall_report& r);
 
 /// The detector's settings.

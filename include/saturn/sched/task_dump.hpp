@@ -77,8 +77,8 @@ struct task_dump {
 /// pools register under, so pools are not built or destroyed meanwhile.
 task_dump dump_tasks(const task_dump_options& opts = {});
 
-/// The dump as text, one task per line, oldest first:
-/// `task 0x7f.. pool 0 worker 1 age 12.345s waiting on a sync primitive spawned at src/a.cpp:42 (f)`.
+/// The dump as text, one task per line, oldest first, such as "task 0x7f20 pool 0 worker 1
+/// age 12.345s waiting on a sync primitive spawned at src/a.cpp:42 (f)".
 std::string render_task_dump(const task_dump& d);
 
 }  // namespace saturn
