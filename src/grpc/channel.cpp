@@ -56,6 +56,14 @@ struct client_call {
 /// One connection (see the file comment).
 struct client_conn {
   client_conn(std::string t, channel_options o) : target(std::move(t)), opts(o) {}
+  client_conn(const client_conn&) = delete;
+  client_conn& operator=(const client_conn&) = delete;
+  // lifetime: the last owner is the channel or the connection task's frame — also when a
+  // scheduler destroys that frame suspended (its pool shutting down): the session goes too.
+  ~client_conn() {
+    if (session != nullptr)
+      nghttp2_session_del(session);
+  }
   std::string target;
   channel_options opts;
   // Shared with callers (under mu).
@@ -63,6 +71,7 @@ struct client_conn {
   std::vector<std::shared_ptr<client_call>> to_submit;
   std::vector<std::shared_ptr<client_call>> to_cancel;
   bool dead = false;     // no new calls: make another connection
+  std::string dead_why;  // ... and why (what fail_all said)
   bool closing = false;  // the channel is gone
   event wake;
   // The connection task's own.
@@ -91,12 +100,17 @@ struct client_conn {
     std::lock_guard lock(mu);
     return dead;
   }
+  std::string why_dead() {
+    std::lock_guard lock(mu);
+    return dead_why;
+  }
   /// Ends every call (queued or open) with `why` and refuses new ones.
   void fail_all(const std::string& why) {
     std::vector<std::shared_ptr<client_call>> calls;
     {
       std::lock_guard lock(mu);
       dead = true;
+      dead_why = why;
       calls.swap(to_submit);
     }
     for (auto& [id, c] : streams)
@@ -411,8 +425,12 @@ task<status> channel::call(std::string_view method, std::vector<std::string> req
     }
     if (conn->submit(c))
       break;
-    if (attempt == 1)
-      co_return status{status_code::unavailable, "no connection to " + m_target};
+    if (attempt == 1) {
+      // Two connections died before the call could be queued (a refused connect is that
+      // quick): say why the last one did.
+      std::string why = conn->why_dead();
+      co_return status{status_code::unavailable, why.empty() ? "no connection to " + m_target : why};
+    }
   }
   std::shared_ptr<detail::client_conn> conn;
   {
