@@ -177,43 +177,6 @@ task<saturn::result<std::size_t>> recv_some(net::stream_socket* s, std::span<std
   co_return co_await s->recv(into);
 }
 
-// CancelRequest on a second socket; waits until the server closes it.
-task<void> send_cancel(config cfg, std::int32_t pid, std::int32_t secret) {
-  std::optional<net::stream_socket> sock;
-  if (cfg.is_unix()) {
-    auto u = co_await net::unix_stream::connect(cfg.socket_path());
-    if (u)
-      sock.emplace(std::move(*u));
-  } else {
-    std::string hp = cfg.host.find(':') != std::string::npos ? cat({"[", cfg.host, "]"}) : cfg.host;
-    hp.append(":").append(std::to_string(cfg.port));
-    auto t = co_await net::connect(hp);
-    if (t)
-      sock.emplace(std::move(*t));
-  }
-  if (!sock)
-    co_return;
-  char msg[16];
-  const std::int32_t words[4] = {16, 80877102, pid, secret};
-  for (int i = 0; i < 4; ++i) {
-    const auto u = static_cast<std::uint32_t>(words[i]);
-    msg[i * 4] = char(u >> 24);
-    msg[i * 4 + 1] = char(u >> 16);
-    msg[i * 4 + 2] = char(u >> 8);
-    msg[i * 4 + 3] = char(u);
-  }
-  auto sent = co_await sock->send(std::as_bytes(std::span(msg, 16)));
-  if (sent) {
-    sock->set_read_timeout(std::chrono::milliseconds(2000));
-    std::byte b[16];
-    for (;;) {
-      auto n = co_await sock->recv(b);
-      if (!n || *n == 0)
-        break;
-    }
-  }
-  co_await sock->close();
-}
 }  // namespace
 
 task<result<void>> connection_state::flush() {

@@ -77,4 +77,8 @@ error server_error(const message& m);
 /// ReadyForQuery (src/pg/startup.cpp).
 task<result<void>> startup(connection_state* s);
 
+/// Sends CancelRequest(pid, secret) to the server of `cfg` and waits until it closes the
+/// socket (cancel.cpp). Errors are dropped: the caller's read decides what happened.
+task<void> send_cancel(config cfg, std::int32_t pid, std::int32_t secret);
+
 }  // namespace saturn::pg::detail

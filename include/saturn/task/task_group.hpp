@@ -29,6 +29,7 @@
 ///   m_parent visible to the last child.
 #pragma once
 
+#include <saturn/detail/atomic.hpp>
 #include <saturn/task/detail/child_driver.hpp>
 #include <saturn/task/detail/stop_scope.hpp>
 #include <saturn/task/task.hpp>
@@ -207,8 +208,8 @@ class task_group : private detail::child_scope {
   }
 
   detail::stop_scope m_stop;
-  std::atomic<std::size_t> m_count{1};
-  std::atomic<bool> m_failed{false};
+  saturn::detail::atomic<std::size_t> m_count{1};
+  saturn::detail::atomic<bool> m_failed{false};
   std::exception_ptr m_error;
   detail::promise_base* m_parent = nullptr;
 };

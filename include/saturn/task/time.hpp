@@ -4,6 +4,7 @@
 /// kernel timer of its own. A sleep never ends before its deadline.
 #pragma once
 
+#include <saturn/detail/atomic.hpp>
 #include <saturn/result.hpp>
 #include <saturn/task/detail/cancellable.hpp>
 #include <saturn/task/task.hpp>
@@ -99,8 +100,8 @@ namespace detail {
 struct deadline_timer : timer_node {
   std::stop_source source;  // a handle: a fire after the frame is gone is harmless
   event_loop* loop = nullptr;
-  std::atomic<bool> fired{false};
-  std::atomic<int> refs{2};
+  saturn::detail::atomic<bool> fired{false};
+  saturn::detail::atomic<int> refs{2};
   struct disarm_node : runnable {
     deadline_timer* self;
   } disarm;

@@ -18,6 +18,7 @@
 ///           after the kernel's final CQE).
 #pragma once
 
+#include <saturn/detail/atomic.hpp>
 #include <saturn/task/detail/child_driver.hpp>
 #include <saturn/task/detail/stop_scope.hpp>
 
@@ -119,8 +120,8 @@ class fan_in final : public child_scope {
   }
 
   stop_scope m_stop;
-  std::atomic<std::size_t> m_pending{0};
-  std::atomic<std::size_t> m_first{npos};
+  saturn::detail::atomic<std::size_t> m_pending{0};
+  saturn::detail::atomic<std::size_t> m_first{npos};
   std::exception_ptr m_first_error;
   std::coroutine_handle<> m_parent;
   stop_when m_policy;

@@ -3,6 +3,7 @@
 /// nothing), the continuation, the task context, and the join state of spawned tasks.
 #pragma once
 
+#include <saturn/detail/atomic.hpp>
 #include <saturn/loop/operation.hpp>
 #include <saturn/task/frame_allocator.hpp>
 #include <saturn/task/scheduler.hpp>
@@ -55,7 +56,7 @@ struct promise_base : runnable {
 
   std::coroutine_handle<> m_continuation{};
   task_context* m_ctx = nullptr;
-  std::atomic<std::uint32_t> m_join{0};
+  saturn::detail::atomic<std::uint32_t> m_join{0};
   std::uint32_t m_live_index = ~std::uint32_t{0};  ///< slot in the runtime's live-task table
 
   /// The node of a task_wait (the task waits on one primitive at a time): `prev` and the
