@@ -1,8 +1,9 @@
 // saturn's TLS client against other TLS servers: Python's ssl module (always: python3 is a
-// test dependency) and nginx (when it is installed; `make bench` installs it). Each
+// test dependency) and nginx (scripts/deps test installs it). Each
 // server runs as a child process on 127.0.0.1 with the test CA's localhost certificate;
 // the client verifies it, sends a request and reads the answer to the server's end.
 #include "tls_test_support.hpp"
+#include "support/child_server.hpp"
 
 #include <saturn/task/runtime.hpp>
 
@@ -21,57 +22,9 @@
 
 using namespace tls_test;
 using namespace std::chrono_literals;
+using saturn_test::child_server;
 
 namespace {
-
-/// A child process killed (SIGTERM, then SIGKILL) and reaped when destroyed.
-class child_server {
- public:
-  /// Runs argv with stdout to a pipe; the first line it prints is kept.
-  explicit child_server(std::vector<std::string> argv) {
-    int fds[2];
-    if (::pipe2(fds, O_CLOEXEC) != 0)
-      return;
-    m_pid = ::fork();
-    if (m_pid == 0) {
-      ::dup2(fds[1], 1);
-      std::vector<char*> a;
-      for (auto& s : argv)
-        a.push_back(s.data());
-      a.push_back(nullptr);
-      ::execvp(a[0], a.data());
-      ::_exit(127);
-    }
-    ::close(fds[1]);
-    m_out = fds[0];
-  }
-  ~child_server() {
-    if (m_pid > 0) {
-      ::kill(m_pid, SIGTERM);
-      int st = 0;
-      for (int i = 0; i < 50 && ::waitpid(m_pid, &st, WNOHANG) == 0; ++i)
-        std::this_thread::sleep_for(20ms);
-      if (::waitpid(m_pid, &st, WNOHANG) == 0) {
-        ::kill(m_pid, SIGKILL);
-        ::waitpid(m_pid, &st, 0);
-      }
-    }
-    if (m_out >= 0)
-      ::close(m_out);
-  }
-  /// The first line the child printed (blocks up to its end of output).
-  std::string first_line() {
-    std::string line;
-    char c;
-    while (m_out >= 0 && ::read(m_out, &c, 1) == 1 && c != '\n')
-      line += c;
-    return line;
-  }
-
- private:
-  pid_t m_pid = -1;
-  int m_out = -1;
-};
 
 std::uint16_t free_port() {
   auto l = net::tcp_listener::bind(net::address::loopback_v4(0));
@@ -165,24 +118,15 @@ srv.serve_forever()
 }
 
 TEST(tls_peers, saturn_client_against_nginx) {
-  const char* nginx = ::access("/usr/sbin/nginx", X_OK) == 0 ? "/usr/sbin/nginx" : nullptr;
-  if (nginx == nullptr)
-    GTEST_SKIP() << "nginx is not installed (Debian package nginx; make bench installs it)";
+  if (saturn_test::nginx_binary().empty())
+    GTEST_SKIP() << "nginx is not installed (Debian package nginx; scripts/deps test installs it)";
   const pki& p = pki::get();
-  const std::string prefix = p.dir() + "/nginx";
-  ::mkdir(prefix.c_str(), 0700);
   const std::uint16_t port = free_port();
-  std::ofstream(prefix + "/nginx.conf") << "worker_processes 1; daemon off; master_process off;\n"
-                                        << "pid " << prefix << "/nginx.pid; error_log stderr error;\n"
-                                        << "events { worker_connections 64; }\n"
-                                        << "http { access_log off; client_body_temp_path " << prefix << "/b;\n"
-                                        << "  proxy_temp_path " << prefix << "/p; fastcgi_temp_path " << prefix
-                                        << "/f; uwsgi_temp_path " << prefix << "/u; scgi_temp_path " << prefix
-                                        << "/s;\n  server { listen 127.0.0.1:" << port << " ssl;\n"
-                                        << "    ssl_certificate " << p.pem("localhost") << ";\n"
-                                        << "    ssl_certificate_key " << p.key("localhost") << ";\n"
-                                        << "    location / { return 200 'hello from nginx'; } } }\n";
-  child_server ngx({nginx, "-p", prefix + "/", "-c", prefix + "/nginx.conf", "-e", "stderr"});
+  child_server ngx(saturn_test::nginx_config(
+      p.dir() + "/nginx", "  server { listen 127.0.0.1:" + std::to_string(port) + " ssl;\n" +
+                              "    ssl_certificate " + p.pem("localhost") + ";\n" +
+                              "    ssl_certificate_key " + p.key("localhost") + ";\n" +
+                              "    location / { return 200 'hello from nginx'; } }"));
   saturn::runtime rt;
   auto ctx = tls::context::client({.ca_file = p.pem("ca")});
   ASSERT_TRUE(ctx.has_value());
