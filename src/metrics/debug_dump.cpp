@@ -2,10 +2,12 @@
 // a blocked signal (sigtimedwait, so its destructor can stop it) and writes the dump.
 #include <saturn/metrics/debug_dump.hpp>
 #include <saturn/proc/proc_stats.hpp>
+#include <saturn/proc/registry.hpp>
 
 #include <pthread.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <thread>
@@ -19,6 +21,13 @@ std::string render_debug_dump(const task_dump_options& opts) {
   std::snprintf(line, sizeof line, "saturn processes: %llu alive, %llu supervisor restarts\n",
                 static_cast<unsigned long long>(ps.alive), static_cast<unsigned long long>(ps.supervisor_restarts));
   s.append(line);
+  // The names the task lines' <index.generation> pids are registered under.
+  auto names = registered_names();
+  std::sort(names.begin(), names.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (const auto& [name, p] : names) {
+    std::snprintf(line, sizeof line, "registered <%u.%u> ", p.index, p.generation);
+    s.append(line).append(name).push_back('\n');
+  }
   return s;
 }
 

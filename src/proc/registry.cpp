@@ -84,4 +84,14 @@ bool unregister_name(std::string_view name) {
   return r.names.erase(std::string(name)) > 0;
 }
 
+std::vector<std::pair<std::string, pid>> registered_names() {
+  detail::registry& r = detail::reg();
+  std::vector<std::pair<std::string, pid>> out;
+  std::lock_guard lock(r.lock);
+  out.reserve(r.names.size());
+  for (const auto& [name, e] : r.names)
+    out.emplace_back(name, e.p);
+  return out;
+}
+
 }  // namespace saturn

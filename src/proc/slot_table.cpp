@@ -8,6 +8,7 @@
 #include <saturn/proc/detail/slot_table.hpp>
 
 #include "proc/proc_counters.hpp"
+#include "proc/process_dump.hpp"
 
 #include <mutex>
 #include <new>
@@ -64,6 +65,8 @@ struct local_free {
 thread_local local_free t_free;
 
 void refill(std::vector<std::uint32_t>& items) {
+  // Cold (once per 256 processes a thread starts): the task dump learns to read processes.
+  set_process_reader(&read_process);
   global_free& g = globals();
   std::uint32_t first = 0;
   {

@@ -106,6 +106,9 @@ struct worker {
     /// Stalls reported on this worker (by stall detectors' watchdogs: an atomic add, rare).
     atomic<std::uint64_t> stalls{0};
     atomic<std::int64_t> started_ns{0};
+    /// The worker thread's kernel thread id (0 until it runs): the stall detector reads
+    /// its /proc schedstat to tell time waiting for a CPU from time running.
+    atomic<int> os_tid{0};
     // The park time, read as one consistent pair (parked_ns, parked_since) under a
     // seqlock the worker bumps around each update (odd while writing), so a reader sees
     // the time parked so far including a park in progress, and busy time never runs

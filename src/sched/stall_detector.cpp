@@ -2,9 +2,12 @@
 // saturn/sched/stall.hpp and worker::counters_t::progress). Per worker it remembers the
 // last odd word seen and when it first saw it; the same odd word still there `threshold`
 // later is a stall, reported once. The watchdog only reads the workers' counter lines
-// (one cache miss per worker per period) and never wakes a worker.
+// (one cache miss per worker per period) and never wakes a worker. A run seen in more than
+// one sample also has its thread's CPU time and state read from /proc (thread_times.hpp),
+// so time the kernel kept the worker off the CPU does not count towards the threshold.
 #include <saturn/sched/stall.hpp>
 
+#include <algorithm>
 #include <bit>
 #include <cinttypes>
 #include <condition_variable>
@@ -16,6 +19,7 @@
 #include <vector>
 
 #include "sched/pool_impl.hpp"
+#include "sched/thread_times.hpp"
 
 namespace saturn {
 
@@ -30,7 +34,16 @@ std::int64_t mono_ns() noexcept {
 struct seen {
   std::uint64_t progress = 0;  // the odd word last seen (0: none)
   std::int64_t since = 0;      // when it was first seen
+  std::int64_t last_look = 0;  // the sample before this one
+  std::int64_t cpu_base = -1;  // the thread's CPU time when the run was first seen (-1: unknown)
+  std::int64_t blocked = 0;    // sampled time the thread spent blocked in the kernel since
   bool reported = false;
+};
+
+/// What the watchdog keeps per worker.
+struct watched {
+  seen last;
+  detail::thread_times times;
 };
 
 /// The spawned task recorded in `p`'s tables whose promise is `r`, found by a scan of the
@@ -63,6 +76,10 @@ std::string describe(const stall_report& r) {
                         r.worker, r.runnable != nullptr ? "task step" : "turn of event-loop callbacks",
                         double(r.held_ns) / 1e6);
   std::string s(line, static_cast<std::size_t>(n < 0 ? 0 : std::min(n, int(sizeof line) - 1)));
+  if (r.preempted_ns >= 100'000) {
+    n = std::snprintf(line, sizeof line, " (%.1f ms of it preempted)", double(r.preempted_ns) / 1e6);
+    s.append(line, static_cast<std::size_t>(n < 0 ? 0 : std::min(n, int(sizeof line) - 1)));
+  }
   if (r.task != nullptr && r.has_site)
     n = std::snprintf(line, sizeof line, " (task %p spawned at %s:%" PRIuLEAST32 " (%s))", r.task, r.site.file_name(),
                       r.site.line(), r.site.function_name());
@@ -83,7 +100,7 @@ struct stall_detector::state {
   std::condition_variable cv;
   bool stop = false;
   detail::atomic<std::uint64_t> reported{0};
-  std::map<std::pair<unsigned, unsigned>, seen> workers;  // (pool id, worker) -> last look
+  std::map<std::pair<unsigned, unsigned>, watched> workers;  // (pool id, worker) -> last look
   std::thread thread;
 
   void sample() {
@@ -93,19 +110,45 @@ struct stall_detector::state {
     detail::with_live_pools([&](detail::pool_impl& p) {
       for (auto& wp : p.workers) {
         detail::worker& w = *wp;
-        seen& s = workers[{p.stats_id, w.index}];
+        watched& ww = workers[{p.stats_id, w.index}];
+        seen& s = ww.last;
         const std::uint64_t prog = w.counters.progress.value();
-        if ((prog & 1) == 0 || prog != s.progress) {
-          s = seen{(prog & 1) != 0 ? prog : 0, now, false};
+        // ordering: relaxed; the id of the thread, written once before its first run.
+        const int tid = w.counters.os_tid.load(std::memory_order_relaxed);
+        if ((prog & 1) == 0) {
+          s = seen{};
           continue;
         }
-        if (s.reported || now - s.since < threshold)
+        if (prog != s.progress) {
+          // A run seen for the first time.
+          s = seen{prog, now, now, ww.times.cpu_ns(tid), 0, false};
+          continue;
+        }
+        if (s.reported)
+          continue;
+        // The same run as at the last look: count the time since as blocked if the thread
+        // is blocked in the kernel now (a sample per period, so accurate to a period).
+        if (s.cpu_base >= 0 && ww.times.blocked(tid))
+          s.blocked += now - s.last_look;
+        s.last_look = now;
+        if (now - s.since < threshold)
+          continue;
+        // What the task held the worker for: its CPU time and the time it was blocked,
+        // not the time its thread was runnable without a CPU (preempted).
+        std::int64_t held = now - s.since;
+        if (s.cpu_base >= 0) {
+          const std::int64_t cpu = ww.times.cpu_ns(tid);
+          if (cpu >= s.cpu_base)
+            held = std::min(held, cpu - s.cpu_base + s.blocked);
+        }
+        if (held < threshold)
           continue;
         s.reported = true;
         stall_report r;
         r.pool = p.stats_id;
         r.worker = w.index;
         r.held_ns = static_cast<std::uint64_t>(now - s.since);
+        r.preempted_ns = static_cast<std::uint64_t>(now - s.since - held);
         // ordering: relaxed; written before the odd progress word this sample matched.
         r.runnable = w.counters.running.load(std::memory_order_relaxed);
         if (r.runnable != nullptr)

@@ -39,6 +39,8 @@ std::int64_t mono_ns() noexcept {
   return std::int64_t(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
 }
 
+atomic<process_reader> g_process_reader{nullptr};
+
 struct pause_gate {
   atomic<std::uint32_t> arrived{0};
   atomic<std::uint32_t> open{0};  // the futex word paused workers sleep on
@@ -117,10 +119,15 @@ const void* frame_of(promise_base* p) noexcept {
 }
 
 /// What a paused task is doing, from its join word (and the joiner it names).
-void read_state(promise_base* p, task_entry& e, const void*& joined_by) {
+void read_state(promise_base* p, task_entry& e, const void*& joined_by, std::uint32_t mailbox_limit) {
   // ordering: relaxed; the workers are paused, whose pause points' release ordered their
   // writes before the dumper's acquire.
   const std::uint32_t j = p->m_join.load(std::memory_order_relaxed);
+  if (j & join_process) {
+    // ordering: acquire pairs with set_process_reader's release (the reader's code is static).
+    if (process_reader r = g_process_reader.load(std::memory_order_acquire))
+      r(p, mailbox_limit, e.process);
+  }
   e.resume = *static_cast<void* const*>(e.task);  // the frame's first word: its resume function
   if (j & join_complete)
     e.state = task_state::finished;
@@ -156,7 +163,7 @@ struct dumper {
     e.age_ns = born != 0 && now > born ? static_cast<std::uint64_t>(now - born) : 0;
     if (read) {
       const void* joiner = nullptr;
-      read_state(p, e, joiner);
+      read_state(p, e, joiner, opts.mailbox_count_limit);
       if (joiner != nullptr)
         joiner_of[e.task] = joiner;
     }
@@ -230,6 +237,11 @@ struct dumper {
 }  // namespace
 }  // namespace detail
 
+void detail::set_process_reader(process_reader r) noexcept {
+  // ordering: release pairs with the dumper's acquire load.
+  detail::g_process_reader.store(r, std::memory_order_release);
+}
+
 const char* task_state_name(task_state s) noexcept {
   switch (s) {
     case task_state::suspended:
@@ -279,6 +291,20 @@ std::string render_task_dump(const task_dump& d) {
     s.append(line, static_cast<std::size_t>(std::clamp(n, 0, int(sizeof line) - 1)));
     if (e.awaits != nullptr) {
       n = std::snprintf(line, sizeof line, " %p", e.awaits);
+      s.append(line, static_cast<std::size_t>(std::clamp(n, 0, int(sizeof line) - 1)));
+    }
+    if (e.process.valid) {
+      const process_facts& f = e.process;
+      n = std::snprintf(line, sizeof line, " process <%" PRIu32 ".%" PRIu32 ">%s%s, mailbox %s%" PRIu32, f.index,
+                        f.generation, f.in_receive ? " in receive" : "", f.trap_exits ? " trapping exits" : "",
+                        f.mailbox_capped ? "over " : "", f.mailbox);
+      s.append(line, static_cast<std::size_t>(std::clamp(n, 0, int(sizeof line) - 1)));
+      if (f.capacity != 0) {
+        n = std::snprintf(line, sizeof line, " of %" PRIu32, f.capacity);
+        s.append(line, static_cast<std::size_t>(std::clamp(n, 0, int(sizeof line) - 1)));
+      }
+      n = std::snprintf(line, sizeof line, ", %" PRIu32 " link%s, %" PRIu32 " monitor%s", f.links, f.links == 1 ? "" : "s",
+                        f.monitors, f.monitors == 1 ? "" : "s");
       s.append(line, static_cast<std::size_t>(std::clamp(n, 0, int(sizeof line) - 1)));
     }
     if (e.has_site) {

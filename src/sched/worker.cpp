@@ -1,5 +1,6 @@
 // A worker's loop: find work (see the order in pool_impl.hpp), run it, search, park.
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <ctime>
 
@@ -351,6 +352,8 @@ void pool_impl::unpark(worker& w) noexcept {
 
 void pool_impl::worker_main(worker& w) {
   t_worker = &w;  // the loop (io mode) was created by the thread's start routine
+  // ordering: relaxed; a watchdog only uses it to find this thread's /proc entry.
+  w.counters.os_tid.store(static_cast<int>(::gettid()), std::memory_order_relaxed);
   w.counters.started_ns.store(now_ns(), std::memory_order_relaxed);
   refresh_coarse_clock(w);
   const std::int64_t spin_ns = std::int64_t(opts.spin_before_park_us) * 1000;

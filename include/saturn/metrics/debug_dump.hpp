@@ -22,8 +22,9 @@
 
 namespace saturn::metrics {
 
-/// The dump as text: render_task_dump(dump_tasks(opts)) and a line with the processes
-/// alive. Threading: any thread, best not a worker (see dump_tasks); blocks while the
+/// The dump as text: render_task_dump(dump_tasks(opts)) (a process body's line carries
+/// its pid, mailbox depth, links and monitors), a line with the processes alive, and a
+/// line per registered name ("registered <3.1> logger"). Threading: any thread, best not a worker (see dump_tasks); blocks while the
 /// dump is taken (it pauses each pool's workers for at most one batch at a time).
 std::string render_debug_dump(const task_dump_options& opts = {});
 

@@ -13,6 +13,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace saturn {
 namespace detail {
@@ -48,5 +49,10 @@ std::optional<pid> whereis_pid(std::string_view name);
 
 /// Removes `name`; false if it was not registered. Any thread.
 bool unregister_name(std::string_view name);
+
+/// Every registered name with its pid (Erlang's `registered()`), in no order; names of
+/// processes that are ending may still be listed. Any thread; takes the registry's lock
+/// for one copy of the map.
+std::vector<std::pair<std::string, pid>> registered_names();
 
 }  // namespace saturn

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <saturn/proc/process.hpp>
+#include <saturn/sched/task_dump.hpp>
 #include <saturn/task/scheduler.hpp>
 
 #include <functional>
@@ -40,6 +41,8 @@ pid_of<Msg> start_process(scheduler& s, const spawn_options& o, std::coroutine_h
                           owned_base* owned) {
   process_promise<Msg>& p = h.promise();
   p.m_ctx = &s.root_context();
+  // ordering: relaxed; s.spawn below hands the promise over (the dump reads it paused).
+  p.m_join.store(join_process, std::memory_order_relaxed);
   try {
     p.m_self = slot_acquire(&p);
     if (owned != nullptr)

@@ -16,6 +16,13 @@
 /// wake-up): sleeping workers stay asleep. A stall is reported between `threshold` and
 /// `threshold + period` after it began. Every report adds one to the worker's
 /// worker_stats::stalls (saturn_worker_stalls_total in the metrics).
+///
+/// Preemption: time the kernel kept the worker's thread runnable but off the CPU (a
+/// machine with more runnable threads than CPUs) does not count towards the threshold:
+/// for a run it sees in more than one sample, the watchdog counts the thread's CPU time
+/// (/proc/self/task/TID/schedstat) and the samples in which it was blocked in the kernel
+/// (/proc/self/task/TID/stat), one pread each of files it keeps open. Time blocked in a
+/// system call does count: it holds the worker as surely as computing does.
 #pragma once
 
 #include <chrono>
@@ -32,6 +39,10 @@ struct stall_report {
   unsigned pool = 0;            ///< pool_stats::id of the worker's pool
   unsigned worker = 0;          ///< the worker's index in its pool
   std::uint64_t held_ns = 0;    ///< how long it has run without returning (at least; sampled)
+  /// Of held_ns, how long the worker's thread was runnable but waiting for a CPU
+  /// (held_ns less its CPU time and sampled blocked time; 0 where the kernel does not
+  /// say). Not counted against the threshold.
+  std::uint64_t preempted_ns = 0;
   const void* runnable = nullptr;  ///< what it runs; null: its event loop's callbacks (I/O completions, timers)
   const void* task = nullptr;   ///< the spawned task's frame, when `runnable` is one (else null)
   bool has_site = false;        ///< `site` is known

@@ -40,6 +40,21 @@ enum class task_state : std::uint8_t {
 /// The name of a state as the text dump shows it ("suspended", "waiting on a sync primitive"...).
 const char* task_state_name(task_state s) noexcept;
 
+/// What the dump read of a task that is a process body (saturn/proc), while its pool's
+/// workers were paused. `valid` is false for other tasks and when the pool did not pause.
+struct process_facts {
+  bool valid = false;
+  bool in_receive = false;       ///< suspended in receive, waiting for a message
+  bool trap_exits = false;       ///< exit signals arrive as messages
+  bool mailbox_capped = false;   ///< more messages were queued than were counted (mailbox_count_limit)
+  std::uint32_t index = 0;       ///< its pid: index ...
+  std::uint32_t generation = 0;  ///< ... and generation, shown as <index.generation>
+  std::uint32_t mailbox = 0;     ///< queued: messages, exit signals and receive time-outs not yet received
+  std::uint32_t capacity = 0;    ///< a bounded mailbox's capacity (0: unbounded)
+  std::uint32_t links = 0;       ///< processes linked to it
+  std::uint32_t monitors = 0;    ///< monitors watching it
+};
+
 /// One spawned task alive.
 struct task_entry {
   unsigned pool = 0;             ///< pool_stats::id of its pool
@@ -51,11 +66,14 @@ struct task_entry {
   std::uint64_t age_ns = 0;      ///< time since it first ran (coarse: a few milliseconds)
   task_state state = task_state::unknown;
   const void* awaits = nullptr;  ///< joining: the frame of the task it awaits
+  process_facts process{};       ///< when the task is a process body
 };
 
 /// How to take a dump.
 struct task_dump_options {
   std::size_t max_tasks = 100'000;  ///< stop after this many tasks (task_dump::truncated)
+  /// A process's mailbox is counted (inside the pause) up to this many entries.
+  std::uint32_t mailbox_count_limit = 10'000;
   std::uint32_t batch = 4'096;      ///< tasks read per pause of the workers
   /// How long to wait for every worker of a pool to reach its pause point.
   std::chrono::milliseconds pause_timeout{200};
@@ -78,7 +96,23 @@ struct task_dump {
 task_dump dump_tasks(const task_dump_options& opts = {});
 
 /// The dump as text, one task per line, oldest first, such as "task 0x7f20 pool 0 worker 1
-/// age 12.345s waiting on a sync primitive spawned at src/a.cpp:42 (f)".
+/// age 12.345s waiting on a sync primitive spawned at src/a.cpp:42 (f)"; a process body
+/// adds its pid and what its process_facts say ("process <12.1> in receive, mailbox 3,
+/// 2 links, 1 monitor").
 std::string render_task_dump(const task_dump& d);
+
+namespace detail {
+struct promise_base;
+/// m_join bit of a process body's promise (set by spawn_process before it is handed to
+/// a scheduler): the dump asks the process reader about it.
+inline constexpr std::uint32_t join_process = 1u << 6;
+/// Reads a paused process's facts (the process layer installs it). Called by the dumping
+/// thread while every worker of the process's pool is paused; must not block on anything
+/// a worker holds between tasks, and must stay short (it runs inside the pause).
+using process_reader = void (*)(const promise_base* p, std::uint32_t mailbox_limit, process_facts& out) noexcept;
+/// Installs the reader (idempotent; the process layer does it when its first process
+/// starts). Any thread.
+void set_process_reader(process_reader r) noexcept;
+}  // namespace detail
 
 }  // namespace saturn
