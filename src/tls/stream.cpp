@@ -76,6 +76,12 @@ error failure(stream_state& st, int e, const char* op) {
 }
 
 /// Receives more ciphertext: false at end of stream.
+/// A receive that timed out or was cancelled took no byte (the ring's recv reports its
+/// bytes when they beat the cancel): the stream stays usable for the next read.
+bool receive_left_it_usable(const error& e) noexcept {
+  return e == std::errc::timed_out || e == std::errc::operation_canceled;
+}
+
 task<result<bool>> fill(stream_state& st) {
   detail::io_buffers& io = st.io;
   if (!io.in) {
@@ -298,9 +304,9 @@ task<result<std::size_t>> stream::read(std::span<std::byte> buf) {
     auto rx = fill(st);
     auto more = co_await std::move(rx);
     if (!more) {
-      if (!(more.err() == std::errc::timed_out))
+      if (!receive_left_it_usable(more.err()))
         st.failed = true;
-      co_return more.err();  // a read timeout leaves the stream usable
+      co_return more.err();
     }
     // At end of stream the next SSL_read reports what it means: close_notify already
     // read gives 0, anything else truncation.
@@ -321,7 +327,7 @@ task<result<void>> stream::wait_readable() {
   auto rx = fill(st);
   auto got = co_await std::move(rx);
   if (!got) {
-    if (!(got.err() == std::errc::timed_out))
+    if (!receive_left_it_usable(got.err()))
       st.failed = true;
     co_return got.err();
   }

@@ -78,7 +78,8 @@ class stream {
   /// Up to `buf.size()` bytes of plaintext, at least one; 0 after the peer's close_notify;
   /// errc::truncated when the connection ended without it. Suspends only when no decrypted
   /// byte is waiting. With a read timeout on the socket, a read that gets nothing within it
-  /// ends with std::errc::timed_out and the stream stays usable.
+  /// ends with std::errc::timed_out and the stream stays usable; so does a read whose task
+  /// is stopped while it waits (std::errc::operation_canceled).
   task<result<std::size_t>> read(std::span<std::byte> buf);
   /// Waits until read() has something to work on — ciphertext received, plaintext already
   /// decrypted, or the end of the stream — without a plaintext buffer: a server holding
