@@ -4,6 +4,7 @@
 #include "pg/text.hpp"
 
 #include <charconv>
+#include <utility>
 #include <string>
 
 namespace saturn::pg {
@@ -70,8 +71,20 @@ result<void> set_key(config& c, std::string_view key, std::string value) {
       return config_error(detail::cat({"bad connect_timeout \"", value, "\""}));
     c.connect_timeout = std::chrono::seconds(s);
   } else if (key == "sslmode") {
-    if (value != "disable" && value != "prefer" && value != "allow")
-      return config_error(detail::cat({"sslmode=", value, " is not supported yet (TLS to the server is not implemented)"}));
+    static constexpr std::pair<std::string_view, ssl_mode> modes[] = {
+        {"disable", ssl_mode::disable},  {"allow", ssl_mode::allow},         {"prefer", ssl_mode::prefer},
+        {"require", ssl_mode::require},  {"verify-ca", ssl_mode::verify_ca}, {"verify-full", ssl_mode::verify_full}};
+    bool known = false;
+    for (const auto& [name, mode] : modes)
+      if (value == name) {
+        c.sslmode = mode;
+        known = true;
+      }
+    if (!known)
+      return config_error(detail::cat({"bad sslmode \"", value,
+                                       "\" (disable, allow, prefer, require, verify-ca or verify-full)"}));
+  } else if (key == "sslrootcert") {
+    c.sslrootcert = std::move(value);
   } else {
     return config_error(std::string("unknown connection parameter \"").append(key).append("\""));
   }

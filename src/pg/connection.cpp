@@ -170,17 +170,22 @@ error connection_state::fail(errc kind, std::string what, saturn::error io) {
 }
 
 namespace {
-task<saturn::result<std::size_t>> send_all(net::stream_socket* s, const std::string* buf) {
-  co_return co_await s->send(std::as_bytes(std::span(buf->data(), buf->size())));
+task<saturn::result<std::size_t>> send_all(connection_state* s, const std::string* buf) {
+  const auto bytes = std::as_bytes(std::span(buf->data(), buf->size()));
+  if (s->tls)
+    co_return co_await s->tls->write(bytes);
+  co_return co_await s->sock.send(bytes);
 }
-task<saturn::result<std::size_t>> recv_some(net::stream_socket* s, std::span<std::byte> into) {
-  co_return co_await s->recv(into);
+task<saturn::result<std::size_t>> recv_some(connection_state* s, std::span<std::byte> into) {
+  if (s->tls)
+    co_return co_await s->tls->read(into);
+  co_return co_await s->sock.recv(into);
 }
 
 }  // namespace
 
 task<result<void>> connection_state::flush() {
-  auto r = co_await shield(send_all(&sock, &wbuf));
+  auto r = co_await shield(send_all(this, &wbuf));
   wbuf.clear();
   if (!r)
     co_return fail(errc::connection, "send to the server failed", r.err());
@@ -227,7 +232,14 @@ task<result<message>> connection_state::next(bool in_query) {
     const std::size_t have = rbuf.size();
     rbuf.resize(have + recv_chunk);
     auto into = std::as_writable_bytes(std::span(rbuf.data() + have, recv_chunk));
-    saturn::result<std::size_t> n = cancelling ? co_await shield(recv_some(&sock, into)) : co_await sock.recv(into);
+    // (if/else, not ?: : g++ 12 miscompiles co_await inside a conditional expression.)
+    saturn::result<std::size_t> n = saturn::error{};
+    if (cancelling)
+      n = co_await shield(recv_some(this, into));
+    else if (tls)
+      n = co_await tls->read(into);
+    else
+      n = co_await sock.recv(into);
     if (!n) {
       rbuf.resize(have);
       if (n.err() == std::errc::operation_canceled) {
@@ -235,7 +247,7 @@ task<result<message>> connection_state::next(bool in_query) {
           co_return fail(errc::cancelled, "cancelled while waiting");
         if (!cancelling) {
           cancelling = true;
-          sock.set_read_timeout(cancel_drain_timeout);
+          raw().set_read_timeout(cancel_drain_timeout);
           co_await shield(send_cancel(cfg, pid, secret));
         }
         continue;
@@ -290,12 +302,12 @@ std::string connection::parameter(std::string_view name) const {
   return it == m_s->server_params.end() ? std::string() : it->second;
 }
 bool connection::is_stale() const noexcept {
-  if (!m_s || m_s->broken || !m_s->sock.is_open())
+  if (!m_s || m_s->broken || !m_s->raw().is_open())
     return true;
   if (m_s->rpos < m_s->rbuf.size())
     return true;
   char b;
-  const ssize_t n = ::recv(m_s->sock.fd(), &b, 1, MSG_PEEK | MSG_DONTWAIT);
+  const ssize_t n = ::recv(m_s->raw().fd(), &b, 1, MSG_PEEK | MSG_DONTWAIT);
   return n >= 0 || (errno != EAGAIN && errno != EWOULDBLOCK);
 }
 
@@ -318,6 +330,8 @@ task<result<connection>> connect_inner(config cfg) {
     if (!t)
       co_return s->fail(errc::connection, cat({"connect to ", hp, " failed"}), t.err());
     s->sock = std::move(*t);
+    if (auto tr = co_await detail::negotiate_tls(s.get()); !tr)
+      co_return tr.err();
   }
   auto r = co_await detail::startup(s.get());
   if (!r)
@@ -330,7 +344,7 @@ struct busy_guard {
   ~busy_guard() {
     s->busy = false;
     s->cancelling = false;
-    s->sock.set_read_timeout(std::chrono::milliseconds(0));
+    s->raw().set_read_timeout(std::chrono::milliseconds(0));
   }
 };
 
@@ -698,12 +712,14 @@ task<result<notification>> connection::next_notification() {
 task<void> connection::close() {
   if (!m_s)
     co_return;
-  if (!m_s->broken && !m_s->busy && m_s->sock.is_open()) {
+  if (!m_s->broken && !m_s->busy && m_s->raw().is_open()) {
     const std::size_t a = m_s->begin('X');
     m_s->end(a);
     co_await m_s->flush();
+    if (m_s->tls)
+      (void)co_await m_s->tls->shutdown();  // close_notify, as libpq sends
   }
-  co_await m_s->sock.close();
+  co_await m_s->raw().close();
   m_s.reset();
 }
 

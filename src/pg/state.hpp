@@ -5,6 +5,7 @@
 
 #include <saturn/net/stream_socket.hpp>
 #include <saturn/pg/connection.hpp>
+#include <saturn/tls/stream.hpp>
 
 #include <deque>
 #include <memory>
@@ -28,7 +29,10 @@ struct message {
 
 struct connection_state {
   config cfg;
-  net::stream_socket sock;
+  net::stream_socket sock;            // the socket, while no TLS is on it
+  std::unique_ptr<tls::stream> tls;   // TLS to the server (it owns the socket then)
+  /// The socket, under TLS or not (for its fd, read timeout and close).
+  net::stream_socket& raw() noexcept { return tls ? tls->socket() : sock; }
   std::string rbuf;  // received bytes; [rpos, rbuf.size()) not yet parsed
   std::size_t rpos = 0;
   std::string wbuf;  // the messages being written
@@ -72,6 +76,11 @@ inline std::int32_t get32(const char* p) {
 
 /// Parses an ErrorResponse body.
 error server_error(const message& m);
+
+/// Over TCP, as cfg.sslmode asks: sends SSLRequest and, when the server answers 'S',
+/// runs the TLS handshake (s->tls owns the socket afterwards); 'N' continues plain for
+/// prefer and fails for require and stricter (src/pg/ssl.cpp).
+task<result<void>> negotiate_tls(connection_state* s);
 
 /// Sends the StartupMessage and answers the server's authentication requests until
 /// ReadyForQuery (src/pg/startup.cpp).

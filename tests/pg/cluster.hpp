@@ -58,8 +58,11 @@ class cluster {
     c.user = user;
     c.password = password;
     c.dbname = "postgres";
+    c.sslmode = saturn::pg::ssl_mode::disable;  // the TLS tests (tls_test.cpp) choose their own
     return c;
   }
+  /// The CA that signed the server's certificate (for 127.0.0.1 and localhost), PEM.
+  std::string ca_file() const { return m_dir + "/tls/ca.pem"; }
   saturn::pg::config unix_socket(const std::string& user) const {
     saturn::pg::config c = tcp(user);
     c.host = m_sock;
@@ -120,9 +123,29 @@ class cluster {
       conf << "listen_addresses = '127.0.0.1'\nport = " << m_port << "\nunix_socket_directories = '" << m_sock
            << "'\nmax_connections = 200\nfsync = off\nsynchronous_commit = off\nfull_page_writes = off\n";
     }
+    // TLS: a throwaway CA and a server certificate for 127.0.0.1 and localhost.
+    {
+      const std::string t = m_dir + "/tls";
+      std::filesystem::create_directories(t);
+      std::ofstream(t + "/san.ext") << "subjectAltName=DNS:localhost,IP:127.0.0.1\n";
+      const std::string ec = " -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes";
+      const std::string q = " >>" + t + "/openssl.log 2>&1";
+      if (run("cd " + t + " && openssl req -x509" + ec + " -keyout ca.key -out ca.pem -days 3 -subj /CN=saturn-pg-test-ca" +
+              q + " && openssl req" + ec + " -keyout server.key -out server.csr -subj /CN=localhost" + q +
+              " && openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 3 -extfile san.ext"
+              " -out server.pem" + q + " && chmod 600 server.key" +
+              (::geteuid() == 0 ? " && chown nobody:nogroup server.key server.pem" : "") + "; echo $?") != "0") {
+        m_problem = "making the test certificates failed (see " + t + "/openssl.log)";
+        return;
+      }
+      std::ofstream conf(m_dir + "/data/postgresql.conf", std::ios::app);
+      conf << "ssl = on\nssl_cert_file = '" << t << "/server.pem'\nssl_key_file = '" << t << "/server.key'\n";
+    }
     {
       std::ofstream hba(m_dir + "/data/pg_hba.conf");
       hba << "local all all trust\n"
+             "hostssl all tls_user 127.0.0.1/32 scram-sha-256\n"
+             "hostnossl all tls_user 127.0.0.1/32 reject\n"
              "host all md5_user 127.0.0.1/32 md5\n"
              "host all scram_user 127.0.0.1/32 scram-sha-256\n"
              "host all all 127.0.0.1/32 trust\n";
@@ -136,9 +159,9 @@ class cluster {
     const std::string setup =
         "SET password_encryption = 'md5'; CREATE ROLE md5_user LOGIN PASSWORD 'md5-secret';"
         " SET password_encryption = 'scram-sha-256'; CREATE ROLE scram_user LOGIN PASSWORD 'scram-secret';"
-        " CREATE ROLE app LOGIN; " +
+        " CREATE ROLE app LOGIN; CREATE ROLE tls_user LOGIN PASSWORD 'tls-secret'; " +
         items_seed_sql(100000) +
-        " GRANT SELECT ON items TO md5_user, scram_user, app; CHECKPOINT; SELECT count(*) FROM items;";
+        " GRANT SELECT ON items TO md5_user, scram_user, app, tls_user; CHECKPOINT; SELECT count(*) FROM items;";
     if (psql(setup) != "100000")
       m_problem = "seeding the items table failed";
   }

@@ -5,6 +5,7 @@
 
 using saturn::pg::config;
 using saturn::pg::errc;
+using saturn::pg::ssl_mode;
 
 TEST(pg_config, parses_a_url) {
   auto c = config::parse("postgres://app:p%40ss@db.example:6543/shop?application_name=arena");
@@ -42,11 +43,30 @@ TEST(pg_config, parses_key_value_strings) {
 
 TEST(pg_config, rejects_bad_input) {
   for (const char* bad : {"port=0", "port=99999", "port=x", "user", "nosuchkey=1", "dbname='unterminated",
-                          "postgres://u@h:badport/d", "postgres://u@h/d?sslmode=require", "postgres://u%zz@h/d"}) {
+                          "postgres://u@h:badport/d", "postgres://u@h/d?sslmode=bogus", "postgres://u%zz@h/d"}) {
     auto c = config::parse(bad);
     EXPECT_FALSE(c) << "accepted " << bad;
     if (!c) {
       EXPECT_EQ(c.err().kind, errc::config) << bad;
     }
   }
+}
+
+TEST(pg_config, sslmode_and_sslrootcert) {
+  auto d = config::parse("host=h user=u");
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->sslmode, ssl_mode::prefer);  // libpq's default
+  auto k = config::parse("host=h user=u sslmode=verify-full sslrootcert=/etc/ca.pem");
+  ASSERT_TRUE(k) << k.err().what();
+  EXPECT_EQ(k->sslmode, ssl_mode::verify_full);
+  EXPECT_EQ(k->sslrootcert, "/etc/ca.pem");
+  for (auto [text, mode] : {std::pair{"disable", ssl_mode::disable}, std::pair{"allow", ssl_mode::allow},
+                            std::pair{"require", ssl_mode::require}, std::pair{"verify-ca", ssl_mode::verify_ca}}) {
+    auto u = config::parse(std::string("postgres://u@h/d?sslmode=") + text);
+    ASSERT_TRUE(u) << text;
+    EXPECT_EQ(u->sslmode, mode) << text;
+  }
+  auto bad = config::parse("user=u sslmode=VERIFY-FULL");
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.err().what().find("bad sslmode \"VERIFY-FULL\""), std::string::npos) << bad.err().what();
 }

@@ -21,6 +21,17 @@
 
 namespace saturn::pg {
 
+/// TLS to the server, as libpq's `sslmode`. Over a Unix socket TLS is never used (as in
+/// libpq: the socket is local).
+enum class ssl_mode : std::uint8_t {
+  disable,      ///< never
+  allow,        ///< plain (libpq would retry with TLS if the server refused plain; saturn does not)
+  prefer,       ///< TLS if the server offers it, else plain (the default, as in libpq); not verified
+  require,      ///< TLS or fail; the certificate is not verified
+  verify_ca,    ///< TLS, the chain verified against sslrootcert (or the system store)
+  verify_full,  ///< verify_ca and the host name (or IP address) checked against the certificate
+};
+
 /// Connection parameters.
 struct config {
   /// A host name or numeric address (TCP), or an absolute directory (Unix socket).
@@ -33,11 +44,16 @@ struct config {
   std::string application_name;
   /// Bounds the whole connect (socket, startup, authentication); 0: no limit.
   std::chrono::milliseconds connect_timeout{10000};
+  /// TLS to the server (`sslmode=`).
+  ssl_mode sslmode = ssl_mode::prefer;
+  /// PEM file of the CAs that verify_ca / verify_full trust (`sslrootcert=`); empty or
+  /// "system": the system store (/etc/ssl/certs).
+  std::string sslrootcert;
 
   /// Parses a `postgres://` / `postgresql://` URL (percent-decoded user, password and
   /// database; `?host=/dir` selects a socket directory, like libpq) or a key=value string
-  /// (values may be single-quoted, `\'` and `\\` escaped). Unknown keys are errors
-  /// except libpq's harmless `sslmode=disable|prefer|allow`. Errors: errc::config naming
+  /// (values may be single-quoted, `\'` and `\\` escaped). Unknown keys are errors.
+  /// `sslmode` takes libpq's six values, `sslrootcert` a file. Errors: errc::config naming
   /// what is wrong.
   static result<config> parse(std::string_view text);
 
