@@ -6,7 +6,7 @@
 #include <pthread.h>
 #include <signal.h>
 
-#include <atomic>
+#include <saturn/detail/atomic.hpp>
 #include <cstdio>
 #include <thread>
 
@@ -24,8 +24,8 @@ std::string render_debug_dump(const task_dump_options& opts) {
 
 struct signal_dumper::state {
   sigset_t set{};
-  std::atomic<bool> stop{false};
-  std::atomic<unsigned long> dumps{0};
+  saturn::detail::atomic<bool> stop{false};
+  saturn::detail::atomic<unsigned long> dumps{0};
   std::thread thread;
 };
 
