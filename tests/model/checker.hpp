@@ -1,0 +1,94 @@
+#pragma once
+// A small exhaustive-interleaving model checker (in the spirit of loom and CHESS) for the
+// runtime's lock-free protocols.
+//
+// How it works
+// ------------
+// A model test is compiled with SATURN_INSTRUMENTED_ATOMICS, so saturn::detail::atomic
+// is the wrapper in saturn_instrumented_atomic.hpp: every load, store, RMW and fence (and
+// cpu_relax, futex_wait, futex_wake) first calls model::point(). The body of a test spawns
+// a few model threads (real std::threads) and calls execution::run(). Exactly one model
+// thread runs at a time: it holds the baton, and at each point the scheduler decides which
+// thread runs next. explore() runs the body again and again, each time with another
+// schedule, depth first, until every schedule within the bound has been run:
+//  - Preemption bound (CHESS): switching away from a thread that could go on costs one
+//    preemption; an execution has at most `preemption_bound`. Switches where the running
+//    thread blocks (futex_wait), ends or spins (cpu_relax) are free, and a spinning thread
+//    always lets another run (a spin loop cannot starve the thread it waits for).
+//  - Every decision is replayed from a recorded prefix, so each run is deterministic.
+//  - A failed model::check, a deadlock (every thread left blocked in futex_wait: a lost
+//    wake-up) or too many steps (a livelock) ends the exploration with the schedule that
+//    led there, as the list of operations each thread ran between switches.
+//
+// What it does not model
+// ----------------------
+// Executions are sequentially consistent: every operation acts on one global memory in the
+// order the scheduler runs them, whatever memory_order the code names. So the checker finds
+// interleaving bugs (a missing re-check, a missing RMW, a wrong bound, a lost wake-up), not
+// bugs that need a weaker ordering to show (a relaxed load where acquire is needed, a missing
+// fence). Those are argued in the code's `// ordering:` comments and tested under TSan.
+//
+// Threads that the checker abandons (the rest of a failed execution) stay blocked for the
+// life of the process, holding what their closures hold: keep a test's shared state in a
+// std::shared_ptr captured by each thread.
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+namespace saturn::model {
+
+/// Bounds of one exploration.
+struct options {
+  int preemption_bound = 2;                ///< preemptions per execution
+  std::size_t max_steps = 20000;           ///< scheduling points per execution (livelock guard)
+  std::size_t max_executions = 2'000'000;  ///< give up (complete = false) past this
+};
+
+/// The result of explore().
+struct report {
+  bool ok = true;               ///< no execution failed
+  bool complete = false;        ///< every schedule within the bound was run
+  std::size_t executions = 0;   ///< executions run (the failing one included)
+  std::size_t max_depth = 0;    ///< most scheduling points seen in one execution
+  std::string failure;          ///< what failed (empty when ok)
+  std::string schedule;         ///< the failing execution, thread by thread
+};
+
+struct context;
+
+/// One execution, handed to the body of explore(). Controller thread only.
+class execution {
+ public:
+  explicit execution(std::shared_ptr<context> c) noexcept : m_ctx(std::move(c)) {}
+  /// Adds a model thread (it starts at run()). At most 8.
+  void spawn(std::function<void()> f);
+  /// Runs the model threads under this execution's schedule until they all end or the
+  /// execution fails. Returns false on failure (the rest of the body should only return).
+  bool run();
+
+ private:
+  std::shared_ptr<context> m_ctx;
+};
+
+/// Explores every schedule of `body` within `opt`'s bound. Stops at the first failure.
+/// Call from a normal (non-model) thread; one exploration at a time.
+report explore(const options& opt, const std::function<void(execution&)>& body);
+
+/// A scheduling point, before an atomic operation named `op` (for the report). A no-op
+/// outside a model thread (a test's setup and final checks run free).
+void point(const char* op) noexcept;
+/// A spin (cpu_relax): switches to another runnable thread if there is one, for free.
+void yield() noexcept;
+/// Blocks the calling model thread on `addr` while `still_blocked()` (evaluated once,
+/// at the point, holding the baton), until a futex_wake on `addr`. A scheduling point.
+void futex_wait(const void* addr, const std::function<bool()>& still_blocked) noexcept;
+/// Wakes up to `count` model threads blocked on `addr`; returns how many. A point.
+int futex_wake(const void* addr, int count) noexcept;
+/// Fails the execution with `what` when `cond` is false. In a model thread the thread
+/// then stops (it is abandoned); in the body (after run()) the body goes on.
+void check(bool cond, const char* what) noexcept;
+
+}  // namespace saturn::model
