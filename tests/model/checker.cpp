@@ -1,13 +1,23 @@
 // The model checker's scheduler and explorer (see checker.hpp for the method).
 #include "checker.hpp"
 
+#include <ucontext.h>
+
 #include <algorithm>
-#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
-#include <mutex>
-#include <thread>
 #include <vector>
+
+#if defined(__SANITIZE_ADDRESS__)
+#define SATURN_MODEL_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define SATURN_MODEL_ASAN 1
+#endif
+#endif
+#if defined(SATURN_MODEL_ASAN)
+#include <sanitizer/common_interface_defs.h>
+#endif
 
 namespace saturn::model {
 
@@ -23,27 +33,47 @@ struct choice {
 
 enum class thread_state { ready, blocked, done };
 
+constexpr std::size_t k_max_threads = 8;
+constexpr std::size_t k_max_log = 4000;
+constexpr std::size_t k_stack_size = 256 * 1024;
+
+/// A fiber stack. malloc'd, not mmap'd: LeakSanitizer scans a reachable heap block, so
+/// what an abandoned fiber's frames point to is not reported as leaked.
+struct stack_block {
+  std::unique_ptr<char[]> bytes{new char[k_stack_size]};
+};
+
+// Stacks of finished executions, reused (allocating 256 KiB per fiber per run costs more
+// than the run). Model tests run on one thread.
+std::vector<std::unique_ptr<stack_block>> g_free_stacks;
+
+std::unique_ptr<stack_block> take_stack() {
+  if (g_free_stacks.empty())
+    return std::make_unique<stack_block>();
+  auto s = std::move(g_free_stacks.back());
+  g_free_stacks.pop_back();
+  return s;
+}
+
 struct thread_rec {
   std::function<void()> fn;
   thread_state state = thread_state::ready;
   const void* wait_addr = nullptr;
   std::uint64_t wait_seq = 0;
-  std::thread th;
+  std::unique_ptr<stack_block> stack;
+  ucontext_t uc{};
 };
-
-constexpr std::size_t k_max_threads = 8;
-constexpr std::size_t k_max_log = 4000;
 
 }  // namespace
 
 struct context {
-  std::mutex mu;
-  std::condition_variable cv;
-  std::vector<thread_rec> threads;  // reserved up front: never reallocates while threads run
-  int active = -1;                  // the thread holding the baton
+  std::vector<thread_rec> threads;  // reserved up front: never reallocates while fibers run
+  ucontext_t controller{};
+  int active = -1;        // the fiber running, -1: the controller
+  int next = -1;          // the fiber the controller resumes next
   bool started = false;
-  bool aborted = false;   // the execution failed: no thread runs any more
-  bool finished = false;  // every thread ended
+  bool aborted = false;   // the execution failed: no fiber runs any more
+  bool finished = false;  // every fiber ended
   std::vector<std::size_t> prefix;  // choices to replay
   std::vector<choice> trace;        // choices made in this execution
   int preemptions = 0;
@@ -53,37 +83,37 @@ struct context {
   std::uint64_t wait_counter = 0;
   std::string failure;
   std::vector<std::pair<int, const char*>> log;  // (thread, operation) at each point
+#if defined(SATURN_MODEL_ASAN)
+  const void* controller_stack_bottom = nullptr;
+  std::size_t controller_stack_size = 0;
+#endif
 };
 
 namespace {
 
-thread_local context* t_ctx = nullptr;
-thread_local int t_id = -1;
-context* g_controller = nullptr;  // the execution whose body is running (controller thread)
+context* g_ctx = nullptr;         // the execution running (fibers and controller alike)
+context* g_controller = nullptr;  // the execution whose body is running
 
-// lifetime: contexts of failed executions whose threads stay parked; a global root keeps
-// them reachable (LeakSanitizer) for the life of the process.
-std::mutex g_abandoned_mu;
+// lifetime: contexts of failed executions, whose fibers are never resumed: kept for the
+// life of the process (their stacks may hold the only pointers to what the fibers had).
 std::vector<std::shared_ptr<context>> g_abandoned;
 
-void fail_locked(context& c, std::string what) {
+void fail(context& c, std::string what) {
   if (c.failure.empty())
     c.failure = std::move(what);
   c.aborted = true;
-  c.cv.notify_all();
 }
 
-/// The failed execution's thread stops here for good (its stack stays valid).
-[[noreturn]] void park_forever(std::unique_lock<std::mutex>& lk) {
-  for (;;)
-    t_ctx->cv.wait(lk);
+void log_op(context& c, int t, const char* op) {
+  if (c.log.size() < k_max_log)
+    c.log.emplace_back(t, op);
 }
 
-/// Picks the next thread to run after `cur` (-1: none yet) reached a point; -1 when none
-/// can (all ended: finished; else deadlock or livelock: failed). Holds c.mu.
+/// Picks the next fiber to run after `cur` (-1: none yet) reached a point; -1 when none
+/// can (all ended: finished; else deadlock or livelock: failed).
 int decide(context& c, int cur, bool yielding) {
   if (++c.steps > c.max_steps) {
-    fail_locked(c, "livelock: more than " + std::to_string(c.max_steps) + " scheduling points in one execution");
+    fail(c, "livelock: more than " + std::to_string(c.max_steps) + " scheduling points in one execution");
     return -1;
   }
   const int n = static_cast<int>(c.threads.size());
@@ -92,89 +122,100 @@ int decide(context& c, int cur, bool yielding) {
   if (cur_ready && !yielding)
     opts.push_back(cur);
   for (int k = 1; k <= n; ++k) {
-    const int j = ((cur < 0 ? n - 1 : cur) + k) % n;  // round robin from the next thread
+    const int j = ((cur < 0 ? n - 1 : cur) + k) % n;  // round robin from the next fiber
     if (j != cur && c.threads[j].state == thread_state::ready)
       opts.push_back(j);
   }
   if (opts.empty() && cur_ready)
     opts.push_back(cur);  // a spin with nobody else to run
   if (opts.empty()) {
-    bool all_done = true;
     std::string blocked;
     for (int j = 0; j < n; ++j) {
       if (c.threads[j].state != thread_state::done) {
-        all_done = false;
         blocked += " T";
         blocked += std::to_string(j);
       }
     }
-    if (all_done) {
+    if (blocked.empty())
       c.finished = true;
-      c.cv.notify_all();
-    } else {
-      fail_locked(c, "deadlock: every thread left is blocked in futex_wait (a lost wake-up):" + blocked);
-    }
+    else
+      fail(c, "deadlock: every thread left is blocked in futex_wait (a lost wake-up):" + blocked);
     return -1;
   }
+  if (opts.size() == 1)
+    return opts[0];
   std::size_t pick = 0;
-  if (opts.size() > 1) {
-    const std::size_t pos = c.trace.size();
-    if (pos < c.prefix.size())
-      pick = c.prefix[pos];
-    if (pick >= opts.size()) {
-      fail_locked(c, "model checker: replay diverged (the test is not deterministic)");
-      return -1;
-    }
-    const bool costly = cur_ready && !yielding;
-    c.trace.push_back(choice{std::move(opts), pick, costly, c.preemptions});
-    if (costly && pick != 0)
-      ++c.preemptions;
-    return c.trace.back().options[pick];
+  const std::size_t pos = c.trace.size();
+  if (pos < c.prefix.size())
+    pick = c.prefix[pos];
+  if (pick >= opts.size()) {
+    fail(c, "model checker: replay diverged (the test is not deterministic)");
+    return -1;
   }
-  return opts[0];
+  const bool costly = cur_ready && !yielding;
+  c.trace.push_back(choice{std::move(opts), pick, costly, c.preemptions});
+  if (costly && pick != 0)
+    ++c.preemptions;
+  return c.trace.back().options[pick];
 }
 
-/// Hands the baton from `me` to `next` and waits to get it back.
-void hand_off(context& c, std::unique_lock<std::mutex>& lk, int me, int next) {
+/// Switches from the running fiber to the controller; `dying`: never to come back.
+void to_controller(context& c, int me, bool dying) {
+  thread_rec& t = c.threads[me];
+#if defined(SATURN_MODEL_ASAN)
+  void* fake = nullptr;
+  __sanitizer_start_switch_fiber(dying ? nullptr : &fake, c.controller_stack_bottom, c.controller_stack_size);
+  swapcontext(&t.uc, &c.controller);
+  __sanitizer_finish_switch_fiber(fake, nullptr, nullptr);
+#else
+  (void)dying;
+  swapcontext(&t.uc, &c.controller);
+#endif
+}
+
+/// Runs fiber `id` until it switches back (controller only).
+void resume(context& c, int id) {
+  thread_rec& t = c.threads[id];
+  c.active = id;
+#if defined(SATURN_MODEL_ASAN)
+  void* fake = nullptr;
+  __sanitizer_start_switch_fiber(&fake, t.stack->bytes.get(), k_stack_size);
+  swapcontext(&c.controller, &t.uc);
+  __sanitizer_finish_switch_fiber(fake, nullptr, nullptr);
+#else
+  swapcontext(&c.controller, &t.uc);
+#endif
+  c.active = -1;
+}
+
+/// After `me` made a decision: go on (next == me) or let the controller run `next`.
+/// A fiber of a failed execution (next < 0 and aborted) is never resumed.
+void switch_after(context& c, int me, int next) {
   if (next == me)
     return;
-  c.active = next;
-  c.cv.notify_all();
-  c.cv.wait(lk, [&] { return c.active == me || c.aborted; });
-  if (c.aborted)
-    park_forever(lk);
+  c.next = next;
+  to_controller(c, me, false);
 }
 
-/// A scheduling point of thread t_id, holding c.mu.
-void point_locked(context& c, std::unique_lock<std::mutex>& lk, const char* op, bool yielding) {
-  if (c.log.size() < k_max_log)
-    c.log.emplace_back(t_id, op);
-  const int next = decide(c, t_id, yielding);
-  if (next < 0)
-    park_forever(lk);
-  hand_off(c, lk, t_id, next);
+/// A scheduling point of the running fiber.
+void point_in(context& c, const char* op, bool yielding) {
+  const int me = c.active;
+  log_op(c, me, op);
+  switch_after(c, me, decide(c, me, yielding));
 }
 
-void thread_main(const std::shared_ptr<context>& cp, int id) {
-  context& c = *cp;
-  t_ctx = &c;
-  t_id = id;
-  {
-    std::unique_lock lk(c.mu);
-    c.cv.wait(lk, [&] { return c.active == id || c.aborted; });
-    if (c.aborted)
-      return;  // never ran: nothing of it is left to abandon
-  }
-  c.threads[id].fn();
-  std::unique_lock lk(c.mu);
-  c.threads[id].state = thread_state::done;
-  if (c.log.size() < k_max_log)
-    c.log.emplace_back(id, "end");
-  const int next = decide(c, id, false);
-  if (next >= 0) {
-    c.active = next;
-    c.cv.notify_all();
-  }
+void fiber_main() {
+  context& c = *g_ctx;
+  const int me = c.active;
+#if defined(SATURN_MODEL_ASAN)
+  __sanitizer_finish_switch_fiber(nullptr, &c.controller_stack_bottom, &c.controller_stack_size);
+#endif
+  c.threads[me].fn();
+  c.threads[me].state = thread_state::done;
+  log_op(c, me, "end");
+  c.next = decide(c, me, false);
+  to_controller(c, me, true);
+  std::abort();  // never resumed
 }
 
 std::string format_schedule(const context& c) {
@@ -189,7 +230,7 @@ std::string format_schedule(const context& c) {
       out += ':';
       last = t;
     }
-    out += " ";
+    out += ' ';
     out += op;
   }
   if (c.log.size() >= k_max_log)
@@ -231,37 +272,26 @@ void execution::spawn(std::function<void()> f) {
 bool execution::run() {
   context& c = *m_ctx;
   c.started = true;
-  for (std::size_t i = 0; i < c.threads.size(); ++i)
-    c.threads[i].th = std::thread(thread_main, m_ctx, static_cast<int>(i));
-  {
-    std::unique_lock lk(c.mu);
-    const int first = decide(c, -1, false);
-    if (first >= 0) {
-      c.active = first;
-      c.cv.notify_all();
-    }
-    c.cv.wait(lk, [&] { return c.finished || c.aborted; });
-  }
-  bool abandoned = false;
   for (auto& t : c.threads) {
-    // A thread not done may be parked for good (failed execution): let it be.
-    bool done;
-    {
-      std::lock_guard lk(c.mu);
-      done = t.state == thread_state::done;
-    }
-    if (done || !c.aborted) {
-      t.th.join();
-    } else {
-      t.th.detach();
-      abandoned = true;
-    }
+    t.stack = take_stack();
+    getcontext(&t.uc);
+    t.uc.uc_stack.ss_sp = t.stack->bytes.get();
+    t.uc.uc_stack.ss_size = k_stack_size;
+    t.uc.uc_link = nullptr;
+    makecontext(&t.uc, fiber_main, 0);
   }
-  if (abandoned) {
-    std::lock_guard lk(g_abandoned_mu);
-    g_abandoned.push_back(m_ctx);
+  g_ctx = &c;
+  c.next = decide(c, -1, false);
+  while (c.next >= 0 && !c.aborted)
+    resume(c, c.next);
+  g_ctx = nullptr;
+  if (c.aborted) {
+    g_abandoned.push_back(m_ctx);  // its fibers' stacks stay as they are
+    return false;
   }
-  return !c.aborted;
+  for (auto& t : c.threads)
+    g_free_stacks.push_back(std::move(t.stack));
+  return true;
 }
 
 report explore(const options& opt, const std::function<void(execution&)>& body) {
@@ -297,49 +327,39 @@ report explore(const options& opt, const std::function<void(execution&)>& body) 
 }
 
 void point(const char* op) noexcept {
-  context* c = t_ctx;
-  if (c == nullptr)
-    return;
-  std::unique_lock lk(c->mu);
-  point_locked(*c, lk, op, false);
+  if (context* c = g_ctx; c != nullptr && c->active >= 0)
+    point_in(*c, op, false);
 }
 
 void yield() noexcept {
-  context* c = t_ctx;
-  if (c == nullptr)
-    return;
-  std::unique_lock lk(c->mu);
-  point_locked(*c, lk, "spin", true);
+  if (context* c = g_ctx; c != nullptr && c->active >= 0)
+    point_in(*c, "spin", true);
 }
 
 void futex_wait(const void* addr, const std::function<bool()>& still_blocked) noexcept {
-  context* cp = t_ctx;
-  if (cp == nullptr)
+  context* cp = g_ctx;
+  if (cp == nullptr || cp->active < 0)
     return;  // outside a model thread: a spurious wake-up (callers re-check)
   context& c = *cp;
-  std::unique_lock lk(c.mu);
-  point_locked(c, lk, "futex_wait", false);
+  point_in(c, "futex_wait", false);
   if (!still_blocked())
     return;
-  thread_rec& me = c.threads[t_id];
-  me.state = thread_state::blocked;
-  me.wait_addr = addr;
-  me.wait_seq = ++c.wait_counter;
-  if (c.log.size() < k_max_log)
-    c.log.emplace_back(t_id, "(sleeps)");
-  const int next = decide(c, t_id, false);  // free: we cannot go on
-  if (next < 0)
-    park_forever(lk);
-  hand_off(c, lk, t_id, next);
+  const int me = c.active;
+  thread_rec& t = c.threads[me];
+  t.state = thread_state::blocked;
+  t.wait_addr = addr;
+  t.wait_seq = ++c.wait_counter;
+  log_op(c, me, "(sleeps)");
+  c.next = decide(c, me, false);  // free: we cannot go on
+  to_controller(c, me, false);    // back here once woken and picked
 }
 
 int futex_wake(const void* addr, int count) noexcept {
-  context* cp = t_ctx;
-  if (cp == nullptr)
+  context* cp = g_ctx;
+  if (cp == nullptr || cp->active < 0)
     return 0;
   context& c = *cp;
-  std::unique_lock lk(c.mu);
-  point_locked(c, lk, "futex_wake", false);
+  point_in(c, "futex_wake", false);
   int woken = 0;
   while (woken < count) {
     thread_rec* first = nullptr;  // FIFO among the waiters on addr
@@ -359,15 +379,13 @@ int futex_wake(const void* addr, int count) noexcept {
 void check(bool cond, const char* what) noexcept {
   if (cond)
     return;
-  if (context* c = t_ctx) {
-    std::unique_lock lk(c->mu);
-    if (c->log.size() < k_max_log)
-      c->log.emplace_back(t_id, "CHECK FAILED");
-    fail_locked(*c, what);
-    park_forever(lk);
+  if (context* c = g_ctx; c != nullptr && c->active >= 0) {
+    log_op(*c, c->active, "CHECK FAILED");
+    fail(*c, what);
+    to_controller(*c, c->active, false);  // never resumed
+    std::abort();
   }
   if (context* c = g_controller) {
-    std::lock_guard lk(c->mu);
     if (c->failure.empty())
       c->failure = what;
     return;

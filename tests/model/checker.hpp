@@ -7,9 +7,9 @@
 // A model test is compiled with SATURN_INSTRUMENTED_ATOMICS, so saturn::detail::atomic
 // is the wrapper in saturn_instrumented_atomic.hpp: every load, store, RMW and fence (and
 // cpu_relax, futex_wait, futex_wake) first calls model::point(). The body of a test spawns
-// a few model threads (real std::threads) and calls execution::run(). Exactly one model
-// thread runs at a time: it holds the baton, and at each point the scheduler decides which
-// thread runs next. explore() runs the body again and again, each time with another
+// a few model threads (fibers: ucontext, on the test's own OS thread) and calls
+// execution::run(). Exactly one model thread runs at a time, and at each point the
+// scheduler decides which one runs next. explore() runs the body again and again, each time with another
 // schedule, depth first, until every schedule within the bound has been run:
 //  - Preemption bound (CHESS): switching away from a thread that could go on costs one
 //    preemption; an execution has at most `preemption_bound`. Switches where the running
@@ -28,9 +28,9 @@
 // bugs that need a weaker ordering to show (a relaxed load where acquire is needed, a missing
 // fence). Those are argued in the code's `// ordering:` comments and tested under TSan.
 //
-// Threads that the checker abandons (the rest of a failed execution) stay blocked for the
-// life of the process, holding what their closures hold: keep a test's shared state in a
-// std::shared_ptr captured by each thread.
+// The fibers of a failed execution are never resumed: their stacks and what their closures
+// hold stay allocated for the life of the process. Keep a test's shared state in a
+// std::shared_ptr captured by each thread (the body's own frame is gone by then).
 
 #include <cstddef>
 #include <cstdint>
@@ -63,7 +63,7 @@ struct context;
 class execution {
  public:
   explicit execution(std::shared_ptr<context> c) noexcept : m_ctx(std::move(c)) {}
-  /// Adds a model thread (it starts at run()). At most 8.
+  /// Adds a model thread (it starts at run()). At most 8; 256 KiB of stack each.
   void spawn(std::function<void()> f);
   /// Runs the model threads under this execution's schedule until they all end or the
   /// execution fails. Returns false on failure (the rest of the body should only return).
