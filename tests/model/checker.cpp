@@ -58,6 +58,7 @@ std::unique_ptr<stack_block> take_stack() {
 struct thread_rec {
   std::function<void()> fn;
   thread_state state = thread_state::ready;
+  bool spinning = false;  // spun (cpu_relax) and nothing changed in memory since
   const void* wait_addr = nullptr;
   std::uint64_t wait_seq = 0;
   std::unique_ptr<stack_block> stack;
@@ -117,13 +118,21 @@ int decide(context& c, int cur, bool yielding) {
     return -1;
   }
   const int n = static_cast<int>(c.threads.size());
-  const bool cur_ready = cur >= 0 && c.threads[cur].state == thread_state::ready;
+  // A spinning thread waits for memory to change: it runs again only after another
+  // thread changed a value, or when no other thread can run.
+  bool any_eligible = false;
+  for (const auto& t : c.threads)
+    any_eligible = any_eligible || (t.state == thread_state::ready && !t.spinning);
+  auto eligible = [&](int j) {
+    return c.threads[j].state == thread_state::ready && (!c.threads[j].spinning || !any_eligible);
+  };
+  const bool cur_ready = cur >= 0 && eligible(cur);
   std::vector<int> opts;
   if (cur_ready && !yielding)
     opts.push_back(cur);
   for (int k = 1; k <= n; ++k) {
-    const int j = ((cur < 0 ? n - 1 : cur) + k) % n;  // round robin from the next fiber
-    if (j != cur && c.threads[j].state == thread_state::ready)
+    const int j = ((cur < 0 ? n - 1 : cur) + k) % n;  // round robin from the next thread
+    if (j != cur && eligible(j))
       opts.push_back(j);
   }
   if (opts.empty() && cur_ready)
@@ -332,8 +341,19 @@ void point(const char* op) noexcept {
 }
 
 void yield() noexcept {
-  if (context* c = g_ctx; c != nullptr && c->active >= 0)
+  if (context* c = g_ctx; c != nullptr && c->active >= 0) {
+    c->threads[c->active].spinning = true;
     point_in(*c, "spin", true);
+    c->threads[c->active].spinning = false;
+  }
+}
+
+void wrote(bool changed) noexcept {
+  context* c = g_ctx;
+  if (c == nullptr || c->active < 0 || !changed)
+    return;
+  for (auto& t : c->threads)
+    t.spinning = false;
 }
 
 void futex_wait(const void* addr, const std::function<bool()>& still_blocked) noexcept {

@@ -13,8 +13,10 @@
 // schedule, depth first, until every schedule within the bound has been run:
 //  - Preemption bound (CHESS): switching away from a thread that could go on costs one
 //    preemption; an execution has at most `preemption_bound`. Switches where the running
-//    thread blocks (futex_wait), ends or spins (cpu_relax) are free, and a spinning thread
-//    always lets another run (a spin loop cannot starve the thread it waits for).
+//    thread blocks (futex_wait), ends or spins (cpu_relax) are free. A spinning thread
+//    lets another run and is not run again until some thread changed a value in memory
+//    or nothing else can run: a spin loop neither starves the thread it waits for nor
+//    spins forever.
 //  - Every decision is replayed from a recorded prefix, so each run is deterministic.
 //  - A failed model::check, a deadlock (every thread left blocked in futex_wait: a lost
 //    wake-up) or too many steps (a livelock) ends the exploration with the schedule that
@@ -81,7 +83,11 @@ report explore(const options& opt, const std::function<void(execution&)>& body);
 /// outside a model thread (a test's setup and final checks run free).
 void point(const char* op) noexcept;
 /// A spin (cpu_relax): switches to another runnable thread if there is one, for free.
+/// The spinning thread then waits for memory to change: it is not run again until
+/// another thread changed a value (wrote), unless no other thread can run.
 void yield() noexcept;
+/// After a store or RMW: `changed` says whether it changed the value (ends spins).
+void wrote(bool changed) noexcept;
 /// Blocks the calling model thread on `addr` while `still_blocked()` (evaluated once,
 /// at the point, holding the baton), until a futex_wake on `addr`. A scheduling point.
 void futex_wait(const void* addr, const std::function<bool()>& still_blocked) noexcept;

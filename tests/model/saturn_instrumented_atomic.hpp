@@ -30,7 +30,9 @@ class atomic {
   }
   void store(T v, std::memory_order o = std::memory_order_seq_cst) noexcept {
     model::point("store");
-    m_v.store(v, o);
+    (void)o;  // every execution is sequentially consistent
+    const T old = m_v.exchange(v);
+    model::wrote(old != v);
   }
   operator T() const noexcept { return load(); }  // NOLINT: as std::atomic
   T operator=(T v) noexcept {
@@ -39,12 +41,14 @@ class atomic {
   }
   T exchange(T v, std::memory_order o = std::memory_order_seq_cst) noexcept {
     model::point("exchange");
-    return m_v.exchange(v, o);
+    const T old = m_v.exchange(v, o);
+    model::wrote(old != v);
+    return old;
   }
   bool compare_exchange_weak(T& expected, T desired, std::memory_order s, std::memory_order f) noexcept {
     // A weak CAS fails only when the value differs: spurious failures are not modelled.
     model::point("cas");
-    return m_v.compare_exchange_strong(expected, desired, s, f);
+    return wrote_if(expected, desired, m_v.compare_exchange_strong(expected, desired, s, f));
   }
   bool compare_exchange_weak(T& expected, T desired, std::memory_order o = std::memory_order_seq_cst) noexcept {
     model::point("cas");
@@ -52,32 +56,44 @@ class atomic {
   }
   bool compare_exchange_strong(T& expected, T desired, std::memory_order s, std::memory_order f) noexcept {
     model::point("cas");
-    return m_v.compare_exchange_strong(expected, desired, s, f);
+    return wrote_if(expected, desired, m_v.compare_exchange_strong(expected, desired, s, f));
   }
   bool compare_exchange_strong(T& expected, T desired, std::memory_order o = std::memory_order_seq_cst) noexcept {
     model::point("cas");
-    return m_v.compare_exchange_strong(expected, desired, o);
+    return wrote_if(expected, desired, m_v.compare_exchange_strong(expected, desired, o));
   }
   template <class D>
   T fetch_add(D d, std::memory_order o = std::memory_order_seq_cst) noexcept {
     model::point("fetch_add");
+    model::wrote(d != 0);
     return m_v.fetch_add(d, o);
   }
   template <class D>
   T fetch_sub(D d, std::memory_order o = std::memory_order_seq_cst) noexcept {
     model::point("fetch_sub");
+    model::wrote(d != 0);
     return m_v.fetch_sub(d, o);
   }
   T fetch_or(T d, std::memory_order o = std::memory_order_seq_cst) noexcept {
     model::point("fetch_or");
-    return m_v.fetch_or(d, o);
+    const T old = m_v.fetch_or(d, o);
+    model::wrote((old | d) != old);
+    return old;
   }
   T fetch_and(T d, std::memory_order o = std::memory_order_seq_cst) noexcept {
     model::point("fetch_and");
-    return m_v.fetch_and(d, o);
+    const T old = m_v.fetch_and(d, o);
+    model::wrote((old & d) != old);
+    return old;
   }
   T operator++() noexcept { return fetch_add(1) + 1; }
   T operator--() noexcept { return fetch_sub(1) - 1; }
+
+  /// A CAS that succeeded changed the value unless it stored what was there.
+  static bool wrote_if(const T& expected, const T& desired, bool ok) noexcept {
+    model::wrote(ok && !(expected == desired));
+    return ok;
+  }
 
   /// The value without a scheduling point: for the checker's own futex check, which runs
   /// holding the baton.
@@ -98,19 +114,25 @@ class atomic_ref {
   }
   void store(T v, std::memory_order o = std::memory_order_seq_cst) const noexcept {
     model::point("store");
-    m_ref.store(v, o);
+    (void)o;
+    model::wrote(m_ref.exchange(v) != v);
   }
   T exchange(T v, std::memory_order o = std::memory_order_seq_cst) const noexcept {
     model::point("exchange");
-    return m_ref.exchange(v, o);
+    const T old = m_ref.exchange(v, o);
+    model::wrote(old != v);
+    return old;
   }
   bool compare_exchange_strong(T& expected, T desired, std::memory_order o = std::memory_order_seq_cst) const noexcept {
     model::point("cas");
-    return m_ref.compare_exchange_strong(expected, desired, o);
+    const bool ok = m_ref.compare_exchange_strong(expected, desired, o);
+    model::wrote(ok && !(expected == desired));
+    return ok;
   }
   template <class D>
   T fetch_add(D d, std::memory_order o = std::memory_order_seq_cst) const noexcept {
     model::point("fetch_add");
+    model::wrote(d != 0);
     return m_ref.fetch_add(d, o);
   }
 
