@@ -59,6 +59,7 @@ struct thread_rec {
   std::function<void()> fn;
   thread_state state = thread_state::ready;
   bool spinning = false;  // spun (cpu_relax) and nothing changed in memory since
+  std::uint64_t relax_epoch = ~std::uint64_t{0};  // c.epoch at its last cpu_relax
   const void* wait_addr = nullptr;
   std::uint64_t wait_seq = 0;
   std::unique_ptr<stack_block> stack;
@@ -82,6 +83,7 @@ struct context {
   std::size_t steps = 0;
   std::size_t max_steps = 0;
   std::uint64_t wait_counter = 0;
+  std::uint64_t epoch = 0;  // changing writes so far
   std::string failure;
   std::vector<std::pair<int, const char*>> log;  // (thread, operation) at each point
 #if defined(SATURN_MODEL_ASAN)
@@ -341,17 +343,28 @@ void point(const char* op) noexcept {
 }
 
 void yield() noexcept {
-  if (context* c = g_ctx; c != nullptr && c->active >= 0) {
-    c->threads[c->active].spinning = true;
-    point_in(*c, "spin", true);
-    c->threads[c->active].spinning = false;
+  context* c = g_ctx;
+  if (c == nullptr || c->active < 0)
+    return;
+  thread_rec& t = c->threads[c->active];
+  if (t.relax_epoch != c->epoch) {
+    // Memory changed since this thread's last spin (or it is the first): a retry may see
+    // something new, so this is an ordinary point (a lost CAS race is retried in every way).
+    t.relax_epoch = c->epoch;
+    point_in(*c, "relax", false);
+    return;
   }
+  // A second spin with nothing changed: wait for a change.
+  t.spinning = true;
+  point_in(*c, "spin", true);
+  t.spinning = false;
 }
 
 void wrote(bool changed) noexcept {
   context* c = g_ctx;
   if (c == nullptr || c->active < 0 || !changed)
     return;
+  ++c->epoch;
   for (auto& t : c->threads)
     t.spinning = false;
 }

@@ -13,10 +13,11 @@
 // schedule, depth first, until every schedule within the bound has been run:
 //  - Preemption bound (CHESS): switching away from a thread that could go on costs one
 //    preemption; an execution has at most `preemption_bound`. Switches where the running
-//    thread blocks (futex_wait), ends or spins (cpu_relax) are free. A spinning thread
-//    lets another run and is not run again until some thread changed a value in memory
-//    or nothing else can run: a spin loop neither starves the thread it waits for nor
-//    spins forever.
+//    thread blocks (futex_wait) or ends are free. A thread that reaches cpu_relax a second
+//    time with nothing changed in memory since the first spins: it lets another run for
+//    free and is not run again until some value changed or nothing else can run, so a
+//    spin-wait neither starves the thread it waits for nor spins forever. (Left out: schedules
+//    where it spins again on unchanged memory; such a spin only re-reads what it read.)
 //  - Every decision is replayed from a recorded prefix, so each run is deterministic.
 //  - A failed model::check, a deadlock (every thread left blocked in futex_wait: a lost
 //    wake-up) or too many steps (a livelock) ends the exploration with the schedule that
@@ -82,9 +83,10 @@ report explore(const options& opt, const std::function<void(execution&)>& body);
 /// A scheduling point, before an atomic operation named `op` (for the report). A no-op
 /// outside a model thread (a test's setup and final checks run free).
 void point(const char* op) noexcept;
-/// A spin (cpu_relax): switches to another runnable thread if there is one, for free.
-/// The spinning thread then waits for memory to change: it is not run again until
-/// another thread changed a value (wrote), unless no other thread can run.
+/// cpu_relax. An ordinary point when some value changed since the thread's previous
+/// cpu_relax (or there was none): a retry after a lost CAS race is explored at every
+/// moment. Otherwise the thread spins on unchanged memory: it lets another thread run
+/// (for free) and is not run again until some value changed or no other thread can run.
 void yield() noexcept;
 /// After a store or RMW: `changed` says whether it changed the value (ends spins).
 void wrote(bool changed) noexcept;

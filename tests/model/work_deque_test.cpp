@@ -127,6 +127,42 @@ model::report push_pop_vs_two_thieves(int bound) {
   });
 }
 
+/// A chain: the owner pops while thief A moves half of its deque into A's own deque, which
+/// A pops while thief B steals from it (the moved items are published there as pushes).
+template <template <class, std::size_t, std::size_t> class Deque>
+model::report steal_half_chain(int bound) {
+  using deque = Deque<item, 8, 2>;
+  model::options opt;
+  opt.preemption_bound = bound;
+  return model::explore(opt, [&](model::execution& ex) {
+    struct state {
+      tally t;
+      deque victim;
+      deque a_own;
+    };
+    auto st = std::make_shared<state>();
+    for (int i = 0; i < 4; ++i)
+      (void)st->victim.push(&st->t.items[i]);
+    ex.spawn([st] {
+      while (item* x = st->victim.pop())
+        st->t.take(x);
+    });
+    ex.spawn([st] {
+      if (item* x = st->victim.steal_half_into(st->a_own))
+        st->t.take(x);
+      while (item* x = st->a_own.pop())
+        st->t.take(x);
+    });
+    ex.spawn([st] {
+      if (item* x = st->a_own.steal())
+        st->t.take(x);
+    });
+    if (!ex.run())
+      return;
+    st->t.check_exactly_once(4);
+  });
+}
+
 TEST(ModelWorkDeque, PopVsStealHalfIntoBound3) {
   for (int initial : {1, 2, 3, 4, 5}) {
     const auto r = pop_vs_steal_half<sched::work_deque>(initial, 3);
@@ -147,6 +183,13 @@ TEST(ModelWorkDeque, PopVsStealHalfIntoAcrossIndexWrap) {
 TEST(ModelWorkDeque, PushPopVsTwoThievesBound2) {
   const auto r = push_pop_vs_two_thieves<sched::work_deque>(2);
   print("push/pop vs steal_half_into and steal", r);
+  EXPECT_TRUE(r.ok) << r.failure << "\n" << r.schedule;
+  EXPECT_TRUE(r.complete);
+}
+
+TEST(ModelWorkDeque, StealHalfIntoChainBound2) {
+  const auto r = steal_half_chain<sched::work_deque>(2);
+  print("pop vs steal_half_into vs steal from the thief", r);
   EXPECT_TRUE(r.ok) << r.failure << "\n" << r.schedule;
   EXPECT_TRUE(r.complete);
 }
