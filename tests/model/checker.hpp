@@ -9,15 +9,15 @@
 // cpu_relax, futex_wait, futex_wake) first calls model::point(). The body of a test spawns
 // a few model threads (fibers: ucontext, on the test's own OS thread) and calls
 // execution::run(). Exactly one model thread runs at a time, and at each point the
-// scheduler decides which one runs next. explore() runs the body again and again, each time with another
-// schedule, depth first, until every schedule within the bound has been run:
+// scheduler decides which one runs next. explore() runs the body again and again, each
+// time with another schedule, depth first, until every schedule within the bound has run:
 //  - Preemption bound (CHESS): switching away from a thread that could go on costs one
 //    preemption; an execution has at most `preemption_bound`. Switches where the running
 //    thread blocks (futex_wait) or ends are free. A thread that reaches cpu_relax a second
 //    time with nothing changed in memory since the first spins: it lets another run for
 //    free and is not run again until some value changed or nothing else can run, so a
-//    spin-wait neither starves the thread it waits for nor spins forever. (Left out: schedules
-//    where it spins again on unchanged memory; such a spin only re-reads what it read.)
+//    spin-wait neither starves the thread it waits for nor spins forever. (Left out:
+//    schedules where it spins again on unchanged memory; such a spin re-reads what it read.)
 //  - Every decision is replayed from a recorded prefix, so each run is deterministic.
 //  - A failed model::check, a deadlock (every thread left blocked in futex_wait: a lost
 //    wake-up) or too many steps (a livelock) ends the exploration with the schedule that
@@ -30,6 +30,9 @@
 // interleaving bugs (a missing re-check, a missing RMW, a wrong bound, a lost wake-up), not
 // bugs that need a weaker ordering to show (a relaxed load where acquire is needed, a missing
 // fence). Those are argued in the code's `// ordering:` comments and tested under TSan.
+// Also: a plain (non-atomic) shared field is a scheduling point only where a model says
+// so (model::point before it, as loom's UnsafeCell); a weak CAS never fails spuriously;
+// futex_wake wakes the oldest waiter first; a timed futex_wait times out at once.
 //
 // The fibers of a failed execution are never resumed: their stacks and what their closures
 // hold stay allocated for the life of the process. Keep a test's shared state in a
