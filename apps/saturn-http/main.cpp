@@ -114,6 +114,7 @@ saturn::task<int> serve_one(saturn::http::server& srv, saturn::net::tcp_listener
 // ring and the connections it accepts start there), all on one server (one connection
 // limit, one stop). Each serve() is the stop's work in flight: it ends once its
 // connections have. A serve() that fails stops the whole server, as SIGTERM would.
+// atomic door: an app is a user of the public API and uses std::atomic as any user would.
 saturn::task<void> serve_listener(saturn::http::server& srv, saturn::net::tcp_listener& l, std::atomic<int>& code) {
   auto served = serve_one(srv, l);
   if (const int c = co_await std::move(served); c != 0) {
@@ -258,7 +259,7 @@ int main(int argc, char** argv) {
   auto ls = listen_on(static_cast<std::uint16_t>(port), accept_mode == "reuseport" ? pool.threads() : 1);
   if (!ls)
     return 1;
-  std::atomic<int> code{0};
+  std::atomic<int> code{0};  // atomic door: user code (see serve_listener)
   {
     saturn::os::graceful_stop gs(pool);
     gs.spawn_acceptor(saturn::http::drain_at_stop(gs, srv));  // at the stop: srv.drain()

@@ -10,7 +10,7 @@
 
 #include <algorithm>
 #include <array>
-#include <atomic>
+#include <saturn/detail/atomic.hpp>
 #include <cstring>
 #include <system_error>
 
@@ -108,7 +108,7 @@ void conn_lease::reset() noexcept {
 }
 
 namespace {
-std::atomic<std::uint64_t> g_next_pool_id{1};
+saturn::detail::atomic<std::uint64_t> g_next_pool_id{1};
 
 std::string user_agent_line(const client_options& o) {
   std::string l;

@@ -7,7 +7,7 @@
 
 #include <sys/socket.h>
 
-#include <atomic>
+#include <saturn/detail/atomic.hpp>
 #include <cstdint>
 #include <ctime>
 #include <mutex>
@@ -40,8 +40,8 @@ struct sweep_limits {
 /// One connection's entry; lives in the connection task's frame.
 struct conn_entry {
   int fd = -1;
-  std::atomic<conn_state> state{conn_state::idle};
-  std::atomic<std::int64_t> since_ms{0};
+  saturn::detail::atomic<conn_state> state{conn_state::idle};
+  saturn::detail::atomic<std::int64_t> since_ms{0};
   conn_entry* prev = nullptr;
   conn_entry* next = nullptr;
 
@@ -58,7 +58,7 @@ struct conn_entry {
 struct connection_registry {
   std::mutex mutex;
   conn_entry head;  // sentinel of a circular list
-  std::atomic<std::size_t> count{0};
+  saturn::detail::atomic<std::size_t> count{0};
 
   connection_registry() { head.prev = head.next = &head; }
 

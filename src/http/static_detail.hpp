@@ -2,7 +2,7 @@
 // and its in-memory cache; tested directly in tests/http/static_files_test.cpp.
 #pragma once
 
-#include <atomic>
+#include <saturn/detail/atomic.hpp>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -17,7 +17,7 @@ namespace saturn::http::detail {
 
 /// For tests: while true, a static_files handler that opens its root then behaves as on a
 /// kernel without openat2 (openat, then the /proc/self/fd real-path check).
-inline std::atomic<bool> pretend_no_openat2{false};
+inline saturn::detail::atomic<bool> pretend_no_openat2{false};
 
 /// Why a request path was refused before any lookup.
 enum class path_verdict { ok, bad_escape, not_found };

@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
+#include <saturn/detail/atomic.hpp>
 #include <cerrno>
 #include <climits>
 #include <cstdlib>
@@ -36,7 +36,7 @@ constexpr auto k_revalidate = std::chrono::seconds(1);
 struct root_state {
   std::string root;
   static_options opts;
-  std::atomic<int> dirfd{-1};
+  saturn::detail::atomic<int> dirfd{-1};
   std::mutex open_mu;
   bool openat2 = false;    // the kernel has openat2 (probed when the root opens)
   std::string real_root;   // for the fallback check without openat2

@@ -7,8 +7,9 @@
 #include <pthread.h>
 #include <signal.h>
 
+#include <saturn/detail/atomic.hpp>
+
 #include <algorithm>
-#include <atomic>
 #include <cstdio>
 #include <thread>
 
@@ -33,8 +34,8 @@ std::string render_debug_dump(const task_dump_options& opts) {
 
 struct signal_dumper::state {
   sigset_t set{};
-  std::atomic<bool> stop{false};
-  std::atomic<unsigned long> dumps{0};
+  saturn::detail::atomic<bool> stop{false};
+  saturn::detail::atomic<unsigned long> dumps{0};
   std::thread thread;
 };
 

@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
+#include <saturn/detail/atomic.hpp>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -58,8 +58,8 @@ bool connection_error(const error& e) noexcept {
 // last line are counted and summed into the next line. Any thread.
 void log_exhaustion(const char* what, int err) noexcept {
   static constexpr std::int64_t k_log_quiet_ns = 10'000'000'000;
-  static std::atomic<std::int64_t> last_ns{0};  // 0: never logged
-  static std::atomic<unsigned> unlogged{0};
+  static saturn::detail::atomic<std::int64_t> last_ns{0};  // 0: never logged
+  static saturn::detail::atomic<unsigned> unlogged{0};
   const std::int64_t now = std::chrono::duration_cast<std::chrono::nanoseconds>(
                                std::chrono::steady_clock::now().time_since_epoch()).count();
   std::int64_t last = last_ns.load(std::memory_order_relaxed);

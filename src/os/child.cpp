@@ -19,7 +19,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <atomic>
+#include <saturn/detail/atomic.hpp>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -56,7 +56,7 @@ exit_status status_of(const ::siginfo_t& si) noexcept {
 error errno_now(const char* what) noexcept { return error{std::error_code(errno, std::system_category()), what}; }
 
 // 0: not read yet, 1: automatic, 2: poll.
-std::atomic<int> g_mode{0};
+saturn::detail::atomic<int> g_mode{0};
 
 bool force_poll() noexcept {
   int m = g_mode.load(std::memory_order_relaxed);

@@ -22,7 +22,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <atomic>
+#include <saturn/detail/atomic.hpp>
 #include <cerrno>
 #include <mutex>
 #include <new>
@@ -34,7 +34,7 @@ namespace {
 std::mutex g_mutex;         // guards g_orphans
 std::vector<int> g_orphans;  // pidfds of unreaped children nobody waits for
 // ordering: relaxed; a sweep that misses an orphan added concurrently finds it next time.
-std::atomic<std::size_t> g_count{0};
+saturn::detail::atomic<std::size_t> g_count{0};
 
 /// Reaps the child if it has exited (or is gone); closes the pidfd then. True when done.
 bool try_reap(int pidfd) noexcept {

@@ -16,7 +16,7 @@
 #include <signal.h>
 #include <unistd.h>
 
-#include <atomic>
+#include <saturn/detail/atomic.hpp>
 #include <cerrno>
 #include <cstddef>
 #include <mutex>
@@ -30,9 +30,9 @@ std::mutex g_mutex;  // guards g_refs, the pipe's creation and the install / res
 int g_refs = 0;
 struct sigaction g_old_int{}, g_old_term{};
 // ordering: written once, under g_mutex, before the first handler is installed.
-std::atomic<int> g_pipe_read{-1}, g_pipe_write{-1};
-std::atomic<int> g_first_signal{0};
-static_assert(std::atomic<int>::is_always_lock_free, "the signal handler needs a lock-free atomic");
+saturn::detail::atomic<int> g_pipe_read{-1}, g_pipe_write{-1};
+saturn::detail::atomic<int> g_first_signal{0};
+static_assert(saturn::detail::atomic<int>::is_always_lock_free, "the signal handler needs a lock-free atomic");
 
 extern "C" void on_shutdown_signal(int sig) {
   const int saved = errno;

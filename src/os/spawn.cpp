@@ -46,7 +46,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <atomic>
+#include <saturn/detail/atomic.hpp>
 #include <cerrno>
 #include <cstdint>
 #include <cstdlib>
@@ -186,7 +186,7 @@ std::vector<std::string> build_env(bool clear, const auto& changes) {
 
 // How spawn() starts a child: 0 not decided yet, 1 clone3, 2 posix_spawn (forced, or
 // clone3 refused once).
-std::atomic<int> g_spawn{0};
+saturn::detail::atomic<int> g_spawn{0};
 
 bool use_clone3() noexcept {
 #if SATURN_OS_CLONE3

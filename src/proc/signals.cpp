@@ -1,5 +1,6 @@
 // Links, monitors, bounded-mailbox credits and the end of a process. The protocol that
 // keeps links and monitors exactly-once is at the top of saturn/proc/detail/signals.hpp.
+#include <saturn/detail/atomic.hpp>
 #include <saturn/proc/detail/signals.hpp>
 
 #include <algorithm>
@@ -9,7 +10,7 @@ namespace saturn::detail {
 
 namespace {
 
-std::atomic<monitor_ref> g_next_ref{1};
+atomic<monitor_ref> g_next_ref{1};
 
 std::uint32_t next_generation(std::uint32_t g) noexcept { return g + 1 == 0 ? 1 : g + 1; }
 

@@ -7,7 +7,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include <atomic>
+#include <saturn/detail/atomic.hpp>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -52,7 +52,7 @@ constexpr candidate k_candidates[] = {
 constexpr int k_candidate_count = sizeof(k_candidates) / sizeof(k_candidates[0]);
 
 // ordering: relaxed is enough, the value is only a hint of where to start probing.
-std::atomic<int> g_first_candidate{0};
+saturn::detail::atomic<int> g_first_candidate{0};
 /// Sets a ring up with NO_SQARRAY (in p.flags). liburing 2.3's io_uring_queue_init_params
 /// would fill the SQ index array, which such a ring does not have (its offset is 0, the SQ
 /// head), so this path makes the ring with the raw setup call and maps it with

@@ -9,7 +9,7 @@
 
 #include <pthread.h>
 
-#include <atomic>
+#include <saturn/detail/atomic.hpp>
 #include <cstddef>
 #include <mutex>
 
@@ -96,7 +96,7 @@ class injection_queue {
   adaptive_mutex m_mutex;
   runnable* m_head = nullptr;
   runnable* m_tail = nullptr;
-  std::atomic<std::size_t> m_len{0};
+  saturn::detail::atomic<std::size_t> m_len{0};
 };
 
 }  // namespace saturn::sched

@@ -66,14 +66,14 @@ struct worker {
   task_deque deque;
   // ordering: the LIFO slot is taken with exchange by the owner and by thieves, so a task
   // in it is run exactly once.
-  alignas(64) std::atomic<runnable*> lifo{nullptr};
+  alignas(64) atomic<runnable*> lifo{nullptr};
   runnable_fifo yielded;  // owner only: tasks that yielded
   runnable_fifo pinned;   // owner only: woken by this worker's loop (pin_io_wakeups)
   /// Tasks other threads placed on this worker (thread_pool::start_on); the owner moves
   /// them to `pinned`, which no other worker steals from.
   remote_queue inbox;
   std::unique_ptr<event_loop> loop;  // io mode; created and destroyed on the worker thread
-  std::atomic<event_loop*> loop_ptr{nullptr};
+  atomic<event_loop*> loop_ptr{nullptr};
   bool searching = false;
   bool polling_io = false;       // owner only: dispatching its loop's wake-ups (poll_io, fire_timers)
   bool notify_deferred = false;  // owner only: a wake during poll_io skipped its notify
@@ -83,7 +83,7 @@ struct worker {
   /// leaked a searcher count, after which every notify bailed with all workers asleep.
   /// Also the futex a cpu_bound worker sleeps on (no separate wake word: a second word set
   /// after the count could be cleared in between, and a worker spun forever).
-  alignas(64) std::atomic<std::uint32_t> unparks{0};
+  alignas(64) atomic<std::uint32_t> unparks{0};
   std::uint32_t rng = 0;
   std::uint32_t tick = 0;
   unsigned lifo_streak = 0;
@@ -189,8 +189,8 @@ struct pool_impl {
   // Idle accounting. ordering: seq_cst on these and on the queues' pushes (notify side)
   // makes "push then read idle state" and "register sleeper then re-check queues" a
   // Dekker pair: either the pusher sees the sleeper or the sleeper sees the work.
-  alignas(128) std::atomic<std::uint32_t> num_searching{0};
-  std::atomic<std::uint32_t> num_sleeping{0};
+  alignas(128) atomic<std::uint32_t> num_searching{0};
+  atomic<std::uint32_t> num_sleeping{0};
   alignas(128) std::mutex sleepers_mutex;
   std::vector<unsigned> sleepers;
 
@@ -198,12 +198,12 @@ struct pool_impl {
   std::mutex submitters_mutex;
   std::vector<std::unique_ptr<submitter_queue>> submitter_queues;  // under the mutex
   // ordering: release-published; workers scan [0, submitter_count) with acquire loads.
-  std::atomic<submitter_queue*> submitter_slots[k_max_submitters] = {};
-  std::atomic<unsigned> submitter_count{0};
+  atomic<submitter_queue*> submitter_slots[k_max_submitters] = {};
+  atomic<unsigned> submitter_count{0};
   /// Registered submitters alive now (submitter_count also counts reusable queues).
-  std::atomic<unsigned> active_submitters{0};
+  atomic<unsigned> active_submitters{0};
 
-  std::atomic<bool> stopping{false};
+  atomic<bool> stopping{false};
   std::unique_ptr<std::latch> drained;   // every worker finished its I/O
   std::unique_ptr<std::latch> released;  // the pool discarded what was left; workers may exit
   blocking_pool blocking;

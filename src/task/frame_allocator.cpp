@@ -6,7 +6,7 @@
 #include <sys/mman.h>
 
 #include <algorithm>
-#include <atomic>
+#include <saturn/detail/atomic.hpp>
 #include <cstdlib>
 #include <mutex>
 #include <new>
@@ -42,7 +42,7 @@ struct global_pool {
   std::vector<batch> batches[k_classes];
   // ordering: relaxed hint read without the lock so an empty pool costs no lock; the
   // mutex orders the batches themselves.
-  std::atomic<unsigned> counts[k_classes] = {};
+  atomic<unsigned> counts[k_classes] = {};
   std::vector<chunk_info> chunks;  // sorted by base
 };
 

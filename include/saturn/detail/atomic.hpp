@@ -5,7 +5,9 @@
 /// SATURN_INSTRUMENTED_ATOMICS and put on its include path a
 /// `saturn_instrumented_atomic.hpp` that defines the same names in saturn::detail
 /// (atomic<T>, atomic_ref<T>, thread_fence, cpu_relax, futex_wait x2, futex_wake); a model checker or a
-/// delay injector then sees every access the runtime makes.
+/// delay injector then sees every access the runtime makes. tests/model/ holds one (the
+/// model checker's), and the ctest check lint.atomic_door keeps bare std::atomic out of
+/// include/, src/ and apps/.
 
 #include <cstddef>
 

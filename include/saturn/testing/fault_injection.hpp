@@ -24,7 +24,7 @@
 #pragma once
 
 #include <array>
-#include <atomic>
+#include <saturn/detail/atomic.hpp>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -61,10 +61,10 @@ struct fault_plan {
 
 /// Counts of what was injected, per kind. Threading: read from any thread.
 struct fault_stats {
-  std::array<std::atomic<std::uint64_t>, static_cast<std::size_t>(op_kind::count_)> errors{};
-  std::array<std::atomic<std::uint64_t>, static_cast<std::size_t>(op_kind::count_)> shorts{};
-  std::atomic<std::uint64_t> setup_failures{0};
-  std::atomic<std::uint64_t> seen{0};  ///< operations the injector looked at
+  std::array<saturn::detail::atomic<std::uint64_t>, static_cast<std::size_t>(op_kind::count_)> errors{};
+  std::array<saturn::detail::atomic<std::uint64_t>, static_cast<std::size_t>(op_kind::count_)> shorts{};
+  saturn::detail::atomic<std::uint64_t> setup_failures{0};
+  saturn::detail::atomic<std::uint64_t> seen{0};  ///< operations the injector looked at
 
   std::uint64_t errors_of(op_kind k) const noexcept { return errors[static_cast<std::size_t>(k)].load(); }
   std::uint64_t shorts_of(op_kind k) const noexcept { return shorts[static_cast<std::size_t>(k)].load(); }
@@ -76,8 +76,8 @@ struct fault_stats {
 struct fault_state {
   fault_plan plan;
   fault_stats stats;
-  std::atomic<std::uint64_t> rings{0};
-  std::atomic<int> setup_failures_left{0};
+  saturn::detail::atomic<std::uint64_t> rings{0};
+  saturn::detail::atomic<int> setup_failures_left{0};
 };
 
 /// Installs `plan` for rings set up while the scope lives (see the file comment).

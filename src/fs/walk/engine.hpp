@@ -38,7 +38,7 @@
 #include <saturn/loop/operation.hpp>
 #include <saturn/task/scheduler.hpp>
 
-#include <atomic>
+#include <saturn/detail/atomic.hpp>
 #include <cstdint>
 #include <mutex>
 #include <string>
@@ -66,12 +66,12 @@ struct walk_state {
   std::int64_t spawn_below = 8;
   unsigned window = 128;              // levels a worker keeps open (fd_budget.hpp)
   std::int64_t shared_budget = 0;     // shared_dirs open at once, at most
-  std::atomic<bool> stopping{false};  // set once: a stop request or a visitor's stop
-  alignas(64) std::atomic<std::int64_t> outstanding{0};
-  std::atomic<std::int64_t> shared_open{0};
-  alignas(64) std::atomic<std::uint64_t> files{0};
-  std::atomic<std::uint64_t> dirs{1};  // ROOT
-  std::atomic<bool> visitor_stopped{false};
+  saturn::detail::atomic<bool> stopping{false};  // set once: a stop request or a visitor's stop
+  alignas(64) saturn::detail::atomic<std::int64_t> outstanding{0};
+  saturn::detail::atomic<std::int64_t> shared_open{0};
+  alignas(64) saturn::detail::atomic<std::uint64_t> files{0};
+  saturn::detail::atomic<std::uint64_t> dirs{1};  // ROOT
+  saturn::detail::atomic<bool> visitor_stopped{false};
   const std::function<void(const walk_error&)>* on_error = nullptr;
   std::mutex error_mutex;  // serializes on_error; guards errors, error_list
   std::uint64_t errors = 0;

@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
+#include <saturn/detail/atomic.hpp>
 #include <cerrno>
 
 namespace saturn::fs::walk_detail {
@@ -20,7 +20,7 @@ constexpr long k_fd_pause_first_us = 50;
 constexpr long k_fd_pause_max_us = 10'000;
 // Set once a wait ran out: later opens that find no descriptor fail at once, so a walk
 // without any ends in seconds, not in seconds per directory.
-std::atomic<bool> g_fd_wait_expired{false};
+saturn::detail::atomic<bool> g_fd_wait_expired{false};
 
 }  // namespace
 

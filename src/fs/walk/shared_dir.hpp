@@ -3,7 +3,7 @@
 
 #include <unistd.h>
 
-#include <atomic>
+#include <saturn/detail/atomic.hpp>
 #include <cstdint>
 
 namespace saturn::fs::walk_detail {
@@ -12,9 +12,9 @@ namespace saturn::fs::walk_detail {
 /// `fd`); the last reference closes `fd`. `alive` counts the shared_dirs open, against
 /// the walk's shared budget (fd_budget.hpp). Any thread.
 struct shared_dir {
-  std::atomic<std::uint32_t> refs;
+  saturn::detail::atomic<std::uint32_t> refs;
   int fd;
-  std::atomic<std::int64_t>* alive;
+  saturn::detail::atomic<std::int64_t>* alive;
 
   void release() noexcept {
     // ordering: acq_rel: the last holder closes after every other holder's openat on fd.
