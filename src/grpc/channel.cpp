@@ -10,12 +10,15 @@
 // The socket is TCP or TLS (client_transport.hpp): over TLS the receive task only waits
 // for ciphertext, and the connection task decrypts, so OpenSSL has one user at a time.
 //
-// Flow control is the caller's: nghttp2 sends no WINDOW_UPDATE by itself. A call hands
-// back (consume) the bytes it has taken and cut into messages; the connection task then
-// tells nghttp2 (nghttp2_session_consume), which reopens the stream's and the
-// connection's windows. A slow reader therefore holds the server back: what waits for it
-// is at most one stream window. A call that ends early (cancelled, deadline) gives back
-// what it never took, and what still arrives for it is given back as it comes.
+// Flow control is the caller's: nghttp2 sends no WINDOW_UPDATE by itself. A call whose
+// stream is open hands back (consume) the bytes it has taken and cut into messages; the
+// connection task then tells nghttp2 (nghttp2_session_consume), which reopens the
+// stream's and the connection's windows. A slow reader therefore holds the server back:
+// what waits for it is at most one stream window. The connection task counts each call's
+// bytes (received, returned) and itself gives back the rest of a call that ended — its
+// stream closed (only the connection's window is left to reopen: no wake per finished
+// call) or its caller gone (cancelled, deadline; what still arrives is given back as it
+// comes) — so the shared connection window never leaks shut.
 #include <saturn/grpc/channel.hpp>
 
 #include <saturn/detail/atomic.hpp>
@@ -31,6 +34,7 @@
 
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cstring>
 #include <map>
@@ -59,6 +63,9 @@ struct client_call {
   std::vector<std::pair<std::string, std::string>> trailers;
   std::string failure;  // the connection failed: why
   bool abandoned = false;  // the caller left: what arrives is given back at once
+  // The window's account (connection task only): DATA bytes received, and given back.
+  std::size_t received = 0;
+  std::size_t returned = 0;
 };
 
 /// One connection (see the file comment).
@@ -77,7 +84,7 @@ struct client_conn {
   // Shared with callers (under mu).
   std::mutex mu;
   std::vector<std::shared_ptr<client_call>> to_submit;
-  std::vector<std::pair<std::shared_ptr<client_call>, std::size_t>> to_cancel;  // and bytes it took
+  std::vector<std::shared_ptr<client_call>> to_cancel;
   std::vector<std::pair<std::shared_ptr<client_call>, std::size_t>> to_consume;  // bytes callers took
   bool dead = false;     // no new calls: make another connection
   std::string dead_why;  // ... and why (what fail_all said)
@@ -86,7 +93,15 @@ struct client_conn {
   // The connection task's own.
   nghttp2_session* session = nullptr;
   std::map<std::int32_t, std::shared_ptr<client_call>> streams;
-  std::vector<std::pair<std::int32_t, std::size_t>> given_back;  // nobody will take these bytes
+  std::vector<std::pair<std::int32_t, std::size_t>> given_back;  // to consume: nobody will take them
+
+  /// Gives back the bytes of `c` not given back yet (a stream that closed: the
+  /// connection's window only).
+  void give_back_rest(client_call& c) {
+    if (c.received > c.returned && c.id > 0)
+      given_back.emplace_back(c.id, c.received - c.returned);
+    c.returned = c.received;
+  }
 
   /// Queues `c` (false if this connection is dead: the caller makes another).
   bool submit(std::shared_ptr<client_call> c) {
@@ -99,11 +114,11 @@ struct client_conn {
     wake.set();
     return true;
   }
-  /// Resets `c` (the caller left); `taken`: bytes it took and did not give back yet.
-  void cancel(std::shared_ptr<client_call> c, std::size_t taken) {
+  /// Resets `c` (its caller left) and gives its window back.
+  void cancel(std::shared_ptr<client_call> c) {
     {
       std::lock_guard lock(mu);
-      to_cancel.emplace_back(std::move(c), taken);
+      to_cancel.push_back(std::move(c));
     }
     wake.set();
   }
@@ -186,10 +201,11 @@ int on_data(nghttp2_session* s, std::uint8_t, std::int32_t id, const std::uint8_
     self(u).given_back.emplace_back(id, len);
     return 0;
   }
+  c->received += len;
   {
     std::lock_guard lock(c->mu);
     if (c->abandoned) {
-      self(u).given_back.emplace_back(id, len);
+      self(u).give_back_rest(*c);
       return 0;
     }
     c->rx.append(reinterpret_cast<const char*>(data), len);
@@ -205,6 +221,7 @@ int on_close(nghttp2_session* s, std::int32_t id, std::uint32_t code, void* u) {
     return 0;
   std::shared_ptr<client_call> c = std::move(it->second);
   conn.streams.erase(it);
+  conn.give_back_rest(*c);  // the caller gives back nothing once it sees the call done
   nghttp2_session_set_stream_user_data(s, id, nullptr);
   {
     std::lock_guard lock(c->mu);
@@ -286,9 +303,14 @@ task<void> receive(client_transport& io, rx_slot& rx, event& wake) {
 
 /// Gives back to nghttp2's windows the bytes callers took (or nobody will).
 void settle_windows(client_conn& conn, std::vector<std::pair<std::shared_ptr<client_call>, std::size_t>>& consumed) {
-  for (auto& [c, n] : consumed)
-    if (c->id > 0)
-      nghttp2_session_consume(conn.session, c->id, n);  // a closed stream: the connection's window only
+  for (auto& [c, n] : consumed) {
+    // Never more than was received and not yet given back (the call may have ended and
+    // been settled since its caller took the bytes).
+    const std::size_t k = std::min(n, c->received - c->returned);
+    c->returned += k;
+    if (k > 0 && c->id > 0)
+      nghttp2_session_consume(conn.session, c->id, k);
+  }
   consumed.clear();
   for (auto [id, n] : conn.given_back)
     nghttp2_session_consume(conn.session, id, n);
@@ -325,7 +347,8 @@ task<void> run_conn(std::shared_ptr<client_conn> conn) {
   }
   const nghttp2_settings_entry iv[] = {
       {NGHTTP2_SETTINGS_ENABLE_PUSH, 0},
-      {NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE, std::min<std::uint32_t>(conn->opts.stream_window, NGHTTP2_MAX_WINDOW_SIZE)}};
+      {NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE,
+       std::clamp<std::uint32_t>(conn->opts.stream_window, 16 * 1024, NGHTTP2_MAX_WINDOW_SIZE)}};
   nghttp2_submit_settings(conn->session, NGHTTP2_FLAG_NONE, iv, 2);
   if (conn->opts.connection_window > NGHTTP2_INITIAL_CONNECTION_WINDOW_SIZE)
     nghttp2_session_set_local_window_size(conn->session, NGHTTP2_FLAG_NONE, 0,
@@ -358,7 +381,7 @@ task<void> run_conn(std::shared_ptr<client_conn> conn) {
         rx.go.set();
       }
       std::vector<std::shared_ptr<client_call>> subs;
-      std::vector<std::pair<std::shared_ptr<client_call>, std::size_t>> cancels;
+      std::vector<std::shared_ptr<client_call>> cancels;
       bool closing = false;
       {
         std::lock_guard lock(conn->mu);
@@ -369,17 +392,16 @@ task<void> run_conn(std::shared_ptr<client_conn> conn) {
       }
       for (auto& c : subs)
         submit_call(*conn, c, secure);
-      for (auto& [c, taken] : cancels) {
-        std::size_t back = taken;
+      settle_windows(*conn, consumed);
+      for (auto& c : cancels) {
         {
           std::lock_guard lock(c->mu);
           c->abandoned = true;
-          back += c->rx.size();
           c->rx.clear();
         }
+        conn->give_back_rest(*c);
         if (c->id > 0 && conn->streams.count(c->id) != 0)
           nghttp2_submit_rst_stream(conn->session, NGHTTP2_FLAG_NONE, c->id, NGHTTP2_CANCEL);
-        consumed.emplace_back(std::move(c), back);
       }
       settle_windows(*conn, consumed);
       for (;;) {
@@ -509,9 +531,9 @@ task<status> channel::run(std::string_view method, std::vector<std::string> requ
   }
   std::string pending;
   std::size_t owed = 0;  // bytes taken and not yet given back to the window
-  // The call ends early: reset it, and give its window back.
+  // The call ends early: reset it (the connection gives its window back).
   auto leave = [&](status st) {
-    conn->cancel(c, owed);
+    conn->cancel(c);
     return st;
   };
   for (;;) {
@@ -562,7 +584,9 @@ task<status> channel::run(std::string_view method, std::vector<std::string> requ
     }
     pending.erase(0, at);
     // Every whole message is handled and a partial one is kept: the window may reopen.
-    conn->consume(c, owed);
+    // (A call that ended was given back by the connection.)
+    if (!done)
+      conn->consume(c, owed);
     owed = 0;
     if (done)
       break;

@@ -76,7 +76,8 @@ struct channel_options {
   std::size_t max_receive_message = 4u << 20;       ///< a larger reply: RESOURCE_EXHAUSTED
   /// TLS (h2 by ALPN); none: cleartext, h2c by prior knowledge.
   std::optional<channel_tls> tls{};
-  /// Each call's receive window: reply bytes the server may send ahead of the caller.
+  /// Each call's receive window: reply bytes the server may send ahead of the caller
+  /// (at least 16 KiB).
   std::uint32_t stream_window = 1u << 20;
   /// The connection's receive window, shared by all its calls.
   std::uint32_t connection_window = 8u << 20;
