@@ -48,9 +48,9 @@ namespace detail {
 struct client_call {
   std::string path;
   std::vector<std::pair<std::string, std::string>> headers;  // metadata and grpc-timeout
-  std::string body;                                         // the framed requests
-  std::size_t body_off = 0;                                 // connection task only
-  std::int32_t id = -1;                                     // connection task only
+  std::string body;                                          // the framed requests
+  std::size_t body_off = 0;                                  // connection task only
+  std::int32_t id = -1;                                      // connection task only
   // Written by the connection task, read by the caller (under mu).
   std::mutex mu;
   event ev;  // set on new bytes and at the end
@@ -61,7 +61,7 @@ struct client_call {
   int grpc_status = -1;
   std::string grpc_message;
   std::vector<std::pair<std::string, std::string>> trailers;
-  std::string failure;  // the connection failed: why
+  std::string failure;     // the connection failed: why
   bool abandoned = false;  // the caller left: what arrives is given back at once
   // The window's account (connection task only): DATA bytes received, and given back.
   std::size_t received = 0;
@@ -254,10 +254,10 @@ nghttp2_nv nv(std::string_view name, std::string_view value) noexcept {
 }
 
 void submit_call(client_conn& conn, const std::shared_ptr<client_call>& c, bool secure) {
-  std::vector<nghttp2_nv> nva{nv(":method", "POST"),         nv(":scheme", secure ? "https" : "http"),
-                              nv(":authority", conn.target), nv(":path", c->path),
-                              nv("content-type", "application/grpc"), nv("te", "trailers"),
-                              nv("user-agent", "saturn-grpc")};
+  std::vector<nghttp2_nv> nva{
+      nv(":method", "POST"),          nv(":scheme", secure ? "https" : "http"), nv(":authority", conn.target),
+      nv(":path", c->path),           nv("content-type", "application/grpc"),   nv("te", "trailers"),
+      nv("user-agent", "saturn-grpc")};
   for (const auto& [k, v] : c->headers)
     nva.push_back(nv(k, v));
   nghttp2_data_provider prd{};
@@ -280,7 +280,8 @@ void submit_call(client_conn& conn, const std::shared_ptr<client_call>& c, bool 
 struct rx_slot {
   static constexpr std::size_t k_size = 16 * 1024;
   std::unique_ptr<std::byte[]> buf{new std::byte[k_size]};
-  std::size_t n = 0;  // bytes received (plain), or 1 = ciphertext is there (TLS); 0: the end
+  // Bytes received (plain), or 1 = ciphertext is there (TLS); 0: the end.
+  std::size_t n = 0;
   saturn::detail::atomic<bool> full{false};  // the connection task owns buf and n
   event go;
 };
@@ -351,8 +352,9 @@ task<void> run_conn(std::shared_ptr<client_conn> conn) {
        std::clamp<std::uint32_t>(conn->opts.stream_window, 16 * 1024, NGHTTP2_MAX_WINDOW_SIZE)}};
   nghttp2_submit_settings(conn->session, NGHTTP2_FLAG_NONE, iv, 2);
   if (conn->opts.connection_window > NGHTTP2_INITIAL_CONNECTION_WINDOW_SIZE)
-    nghttp2_session_set_local_window_size(conn->session, NGHTTP2_FLAG_NONE, 0,
-                                          std::min<std::uint32_t>(conn->opts.connection_window, NGHTTP2_MAX_WINDOW_SIZE));
+    nghttp2_session_set_local_window_size(
+        conn->session, NGHTTP2_FLAG_NONE, 0,
+        std::min<std::uint32_t>(conn->opts.connection_window, NGHTTP2_MAX_WINDOW_SIZE));
   rx_slot rx;
   std::string why = "the connection to " + conn->target + " closed";
   const bool secure = io.secure();
@@ -493,9 +495,8 @@ task<status> channel::call(std::string_view method, std::vector<std::string> req
   return run(method, std::move(requests), replies, std::move(opts), each, nullptr, trailers);
 }
 
-task<status> channel::run(std::string_view method, std::vector<std::string> requests,
-                          std::vector<std::string>& replies, call_options opts,
-                          std::function<bool(std::string&)>* each,
+task<status> channel::run(std::string_view method, std::vector<std::string> requests, std::vector<std::string>& replies,
+                          call_options opts, std::function<bool(std::string&)>* each,
                           std::function<task<bool>(std::string&)>* each_async,
                           std::vector<std::pair<std::string, std::string>>* trailers) {
   auto c = std::make_shared<detail::client_call>();
@@ -556,10 +557,10 @@ task<status> channel::run(std::string_view method, std::vector<std::string> requ
       if (f == detail::frame_status::incomplete)
         break;
       if (f != detail::frame_status::message)
-        co_return leave(status{f == detail::frame_status::too_large ? status_code::resource_exhausted
-                                                                     : status_code::internal,
-                               f == detail::frame_status::too_large ? "a reply is larger than the limit"
-                                                                    : "a reply is compressed (not accepted)"});
+        co_return leave(
+            status{f == detail::frame_status::too_large ? status_code::resource_exhausted : status_code::internal,
+                   f == detail::frame_status::too_large ? "a reply is larger than the limit"
+                                                        : "a reply is compressed (not accepted)"});
       std::string m(msg);
       at += used;
       bool more = true;

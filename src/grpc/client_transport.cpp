@@ -67,8 +67,9 @@ task<client_transport::opened> client_transport::open(const std::string& target,
   }
   if (t.m_tls->alpn() != "h2") {
     const std::string_view chose = t.m_tls->alpn();
-    out.why = who + (chose.empty() ? std::string("the server chose no ALPN protocol")
-                                   : "the server chose ALPN \"" + std::string(chose) + "\"") +
+    out.why = who +
+              (chose.empty() ? std::string("the server chose no ALPN protocol")
+                             : "the server chose ALPN \"" + std::string(chose) + "\"") +
               ", not h2: gRPC needs HTTP/2 (the client context must offer it: tls::client_config::alpn = {\"h2\"})";
     auto cl = t.close();
     co_await std::move(cl);

@@ -45,52 +45,51 @@ std::pair<std::string, int> run_command(const std::string& cmd) {
   return {out, ::pclose(f)};
 }
 
-bool have_grpcio() {
-  return run_command("/usr/bin/python3 -c 'import grpc' 2>/dev/null && echo yes").first == "yes\n";
-}
+bool have_grpcio() { return run_command("/usr/bin/python3 -c 'import grpc' 2>/dev/null && echo yes").first == "yes\n"; }
 
 /// The methods the TLS tests call (the same names as grpc_server.py's).
 grpc::service& test_service() {
   static grpc::service s;
   static const bool built = [] {
-    s.unary<Text, Text>("saturn_test.Calc/Echo", [](const Text& in, Text& out, grpc::call_context& ctx)
-                                                     -> saturn::task<grpc::status> {
-      out.set_text(in.text());
-      ctx.add_trailer("x-trailer", "tls:" + std::string(ctx.metadata("x-tag")));
-      co_return grpc::status::success();
-    });
+    s.unary<Text, Text>("saturn_test.Calc/Echo",
+                        [](const Text& in, Text& out, grpc::call_context& ctx) -> saturn::task<grpc::status> {
+                          out.set_text(in.text());
+                          ctx.add_trailer("x-trailer", "tls:" + std::string(ctx.metadata("x-tag")));
+                          co_return grpc::status::success();
+                        });
     s.unary<Num, Num>("saturn_test.Calc/Slow", [](const Num&, Num&, grpc::call_context&) -> saturn::task<grpc::status> {
       auto slept = co_await saturn::sleep_for(3s);
       if (!slept)
         slow_cancelled.fetch_add(1);
       co_return grpc::status::success();
     });
-    s.server_stream<Num, Num>("saturn_test.Calc/Count", [](const Num& in, grpc::writer<Num>& w, grpc::call_context&)
-                                                            -> saturn::task<grpc::status> {
-      for (std::int64_t i = 1; i <= in.value(); ++i) {
-        Num n;
-        n.set_value(i);
-        const bool sent = co_await w.write(n);
-        if (!sent)
-          co_return grpc::status{grpc::status_code::cancelled, "gone"};
-      }
-      co_return grpc::status::success();
-    });
-    s.server_stream<Num, Num>("saturn_test.Calc/Forever", [](const Num&, grpc::writer<Num>& w, grpc::call_context&)
-                                                              -> saturn::task<grpc::status> {
-      for (std::int64_t i = 1;; ++i) {
-        Num n;
-        n.set_value(i);
-        const bool sent = co_await w.write(n);
-        if (!sent)
-          break;
-        auto slept = co_await saturn::sleep_for(2ms);
-        if (!slept)
-          break;
-      }
-      forever_stopped.fetch_add(1);
-      co_return grpc::status{grpc::status_code::cancelled, "stopped"};
-    });
+    s.server_stream<Num, Num>(
+        "saturn_test.Calc/Count",
+        [](const Num& in, grpc::writer<Num>& w, grpc::call_context&) -> saturn::task<grpc::status> {
+          for (std::int64_t i = 1; i <= in.value(); ++i) {
+            Num n;
+            n.set_value(i);
+            const bool sent = co_await w.write(n);
+            if (!sent)
+              co_return grpc::status{grpc::status_code::cancelled, "gone"};
+          }
+          co_return grpc::status::success();
+        });
+    s.server_stream<Num, Num>("saturn_test.Calc/Forever",
+                              [](const Num&, grpc::writer<Num>& w, grpc::call_context&) -> saturn::task<grpc::status> {
+                                for (std::int64_t i = 1;; ++i) {
+                                  Num n;
+                                  n.set_value(i);
+                                  const bool sent = co_await w.write(n);
+                                  if (!sent)
+                                    break;
+                                  auto slept = co_await saturn::sleep_for(2ms);
+                                  if (!slept)
+                                    break;
+                                }
+                                forever_stopped.fetch_add(1);
+                                co_return grpc::status{grpc::status_code::cancelled, "stopped"};
+                              });
     return true;
   }();
   (void)built;
@@ -129,8 +128,8 @@ struct calls {
       in.SerializeToString(&reqs[0]);
       grpc::call_options o;
       o.metadata = {{"x-tag", "ch"}};
-      grpc::status st = co_await c.call("saturn_test.Calc/Echo", std::move(reqs), replies, std::move(o), nullptr,
-                                        &trailers);
+      grpc::status st =
+          co_await c.call("saturn_test.Calc/Echo", std::move(reqs), replies, std::move(o), nullptr, &trailers);
       if (!st.ok() || replies.size() != 1)
         co_return std::string(grpc::status_name(st.code)) + " " + st.message;
       Text out;
@@ -143,14 +142,14 @@ struct calls {
     }(ch, s));
   }
   std::string status_of(const std::string& method, std::optional<std::chrono::nanoseconds> timeout = {}) {
-    return pool.block_on([](grpc::channel& c, std::string m, std::optional<std::chrono::nanoseconds> t)
-                             -> saturn::task<std::string> {
-      Num in, out;
-      grpc::call_options o;
-      o.timeout = t;
-      grpc::status st = co_await c.unary(m, in, out, std::move(o));
-      co_return std::string(grpc::status_name(st.code)) + (st.message.empty() ? "" : " " + st.message);
-    }(ch, method, timeout));
+    return pool.block_on(
+        [](grpc::channel& c, std::string m, std::optional<std::chrono::nanoseconds> t) -> saturn::task<std::string> {
+          Num in, out;
+          grpc::call_options o;
+          o.timeout = t;
+          grpc::status st = co_await c.unary(m, in, out, std::move(o));
+          co_return std::string(grpc::status_name(st.code)) + (st.message.empty() ? "" : " " + st.message);
+        }(ch, method, timeout));
   }
   std::string count(int n, int stop_after = 0, const char* method = "saturn_test.Calc/Count") {
     return pool.block_on([](grpc::channel& c, int upto, int stop, const char* m) -> saturn::task<std::string> {
@@ -231,8 +230,8 @@ TEST(grpc_channel_tls, calls_a_python_grpcio_server_over_tls) {
   if (!have_grpcio())
     GTEST_SKIP() << "python3-grpcio is not installed";
   const auto& pki = tls_test::pki::get();
-  grpc_test::child_server server(
-      {"/usr/bin/python3", SATURN_TESTS_DIR "/grpc/grpc_server.py", "--tls", pki.pem("localhost"), pki.key("localhost")});
+  grpc_test::child_server server({"/usr/bin/python3", SATURN_TESTS_DIR "/grpc/grpc_server.py", "--tls",
+                                  pki.pem("localhost"), pki.key("localhost")});
   ASSERT_GT(server.port(), 0);
   calls c("127.0.0.1:" + std::to_string(server.port()), tls_options());
   EXPECT_EQ(c.echo("to python"), "to python py:ch");
@@ -270,8 +269,7 @@ TEST(grpc_channel_tls, a_server_that_picks_http11_by_alpn_is_refused) {
   // Offering h2 alone: the server refuses the handshake with its alert.
   calls h2_only(srv.target(), tls_options("localhost", {"h2"}));
   const std::string st = h2_only.status_of("saturn_test.Calc/Echo");
-  EXPECT_TRUE(starts_with(st, "UNAVAILABLE TLS to " + srv.target() + " (server name localhost): tls handshake"))
-      << st;
+  EXPECT_TRUE(starts_with(st, "UNAVAILABLE TLS to " + srv.target() + " (server name localhost): tls handshake")) << st;
   EXPECT_NE(st.find("no application protocol"), std::string::npos) << st;
 }
 
@@ -292,8 +290,9 @@ TEST(grpc_channel_tls, a_handshake_that_never_finishes_times_out) {
   o.tls->handshake_timeout = 300ms;
   {
     calls c(target, std::move(o));
-    EXPECT_EQ(c.status_of("saturn_test.Calc/Echo"),
-              "UNAVAILABLE TLS to " + target + " (server name localhost): the TLS handshake did not finish within 300 ms");
+    EXPECT_EQ(
+        c.status_of("saturn_test.Calc/Echo"),
+        "UNAVAILABLE TLS to " + target + " (server name localhost): the TLS handshake did not finish within 300 ms");
   }
   ::close(fd);
 }

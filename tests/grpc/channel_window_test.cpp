@@ -30,7 +30,7 @@ using saturn_test::Text;
 
 namespace {
 
-constexpr std::size_t k_message = 16 * 1024;  // each reply's text
+constexpr std::size_t k_message = 16 * 1024;    // each reply's text
 constexpr std::uint32_t k_window = 128 * 1024;  // the channel's stream window in these tests
 
 std::atomic<std::int64_t> written{0};
@@ -39,18 +39,19 @@ std::atomic<std::int64_t> written{0};
 grpc::service& flood_service() {
   static grpc::service s;
   static const bool built = [] {
-    s.server_stream<Num, Text>("saturn_test.Calc/Flood", [](const Num& in, grpc::writer<Text>& w, grpc::call_context&)
-                                                             -> saturn::task<grpc::status> {
-      for (std::int64_t i = 0; i < in.value(); ++i) {
-        Text t;
-        t.set_text(std::string(k_message, static_cast<char>('a' + i % 26)));
-        const bool sent = co_await w.write(t);
-        if (!sent)
-          co_return grpc::status{grpc::status_code::cancelled, "gone"};
-        written.fetch_add(1);
-      }
-      co_return grpc::status::success();
-    });
+    s.server_stream<Num, Text>(
+        "saturn_test.Calc/Flood",
+        [](const Num& in, grpc::writer<Text>& w, grpc::call_context&) -> saturn::task<grpc::status> {
+          for (std::int64_t i = 0; i < in.value(); ++i) {
+            Text t;
+            t.set_text(std::string(k_message, static_cast<char>('a' + i % 26)));
+            const bool sent = co_await w.write(t);
+            if (!sent)
+              co_return grpc::status{grpc::status_code::cancelled, "gone"};
+            written.fetch_add(1);
+          }
+          co_return grpc::status::success();
+        });
     return true;
   }();
   (void)built;
