@@ -132,7 +132,8 @@ class channel {
   /// calling task (return false to cancel the call; it then ends with CANCELLED). Name the
   /// reply type: `ch.server_stream<Reply>(method, in, on_reply)`. `on_reply` may also be a
   /// coroutine (`-> task<bool>`): the next reply is taken when it has finished, and the
-  /// server waits for a slow one (see Flow control above).
+  /// server waits for a slow one (see Flow control above); the call's deadline cancels its
+  /// awaits too.
   template <message Rep, message Req, class F>
     requires std::is_invocable_r_v<bool, F&, Rep&> || std::is_invocable_r_v<task<bool>, F&, Rep&>
   task<status> server_stream(std::string_view method, const Req& in, F on_reply, call_options opts = {}) {
