@@ -7,23 +7,34 @@
 // on its own event for its replies and its end; the connection appends the DATA bytes to
 // the call and the call cuts messages out of them in its own task.
 //
-// Flow control is nghttp2's automatic one (windows reopen as bytes arrive): a streaming
-// call's reader that falls behind buffers its replies rather than holding the server back.
+// The socket is TCP or TLS (client_transport.hpp): over TLS the receive task only waits
+// for ciphertext, and the connection task decrypts, so OpenSSL has one user at a time.
+//
+// Flow control is the caller's: nghttp2 sends no WINDOW_UPDATE by itself. A call whose
+// stream is open hands back (consume) the bytes it has taken and cut into messages; the
+// connection task then tells nghttp2 (nghttp2_session_consume), which reopens the
+// stream's and the connection's windows. A slow reader therefore holds the server back:
+// what waits for it is at most one stream window. The connection task counts each call's
+// bytes (received, returned) and itself gives back the rest of a call that ended — its
+// stream closed (only the connection's window is left to reopen: no wake per finished
+// call) or its caller gone (cancelled, deadline; what still arrives is given back as it
+// comes) — so the shared connection window never leaks shut.
 #include <saturn/grpc/channel.hpp>
 
 #include <saturn/detail/atomic.hpp>
-#include <saturn/net/connect.hpp>
 #include <saturn/sync/event.hpp>
 #include <saturn/task/join_handle.hpp>
 #include <saturn/task/task_group.hpp>
 #include <saturn/task/time.hpp>
 
+#include "grpc/client_transport.hpp"
 #include "grpc/wire.hpp"
 
 #include <nghttp2/nghttp2.h>
 
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cstring>
 #include <map>
@@ -37,9 +48,9 @@ namespace detail {
 struct client_call {
   std::string path;
   std::vector<std::pair<std::string, std::string>> headers;  // metadata and grpc-timeout
-  std::string body;                                         // the framed requests
-  std::size_t body_off = 0;                                 // connection task only
-  std::int32_t id = -1;                                     // connection task only
+  std::string body;                                          // the framed requests
+  std::size_t body_off = 0;                                  // connection task only
+  std::int32_t id = -1;                                      // connection task only
   // Written by the connection task, read by the caller (under mu).
   std::mutex mu;
   event ev;  // set on new bytes and at the end
@@ -50,7 +61,11 @@ struct client_call {
   int grpc_status = -1;
   std::string grpc_message;
   std::vector<std::pair<std::string, std::string>> trailers;
-  std::string failure;  // the connection failed: why
+  std::string failure;     // the connection failed: why
+  bool abandoned = false;  // the caller left: what arrives is given back at once
+  // The window's account (connection task only): DATA bytes received, and given back.
+  std::size_t received = 0;
+  std::size_t returned = 0;
 };
 
 /// One connection (see the file comment).
@@ -70,6 +85,7 @@ struct client_conn {
   std::mutex mu;
   std::vector<std::shared_ptr<client_call>> to_submit;
   std::vector<std::shared_ptr<client_call>> to_cancel;
+  std::vector<std::pair<std::shared_ptr<client_call>, std::size_t>> to_consume;  // bytes callers took
   bool dead = false;     // no new calls: make another connection
   std::string dead_why;  // ... and why (what fail_all said)
   bool closing = false;  // the channel is gone
@@ -77,6 +93,15 @@ struct client_conn {
   // The connection task's own.
   nghttp2_session* session = nullptr;
   std::map<std::int32_t, std::shared_ptr<client_call>> streams;
+  std::vector<std::pair<std::int32_t, std::size_t>> given_back;  // to consume: nobody will take them
+
+  /// Gives back the bytes of `c` not given back yet (a stream that closed: the
+  /// connection's window only).
+  void give_back_rest(client_call& c) {
+    if (c.received > c.returned && c.id > 0)
+      given_back.emplace_back(c.id, c.received - c.returned);
+    c.returned = c.received;
+  }
 
   /// Queues `c` (false if this connection is dead: the caller makes another).
   bool submit(std::shared_ptr<client_call> c) {
@@ -89,10 +114,21 @@ struct client_conn {
     wake.set();
     return true;
   }
+  /// Resets `c` (its caller left) and gives its window back.
   void cancel(std::shared_ptr<client_call> c) {
     {
       std::lock_guard lock(mu);
       to_cancel.push_back(std::move(c));
+    }
+    wake.set();
+  }
+  /// The caller of `c` has taken `n` bytes: its window may reopen by as much.
+  void consume(std::shared_ptr<client_call> c, std::size_t n) {
+    if (n == 0)
+      return;
+    {
+      std::lock_guard lock(mu);
+      to_consume.emplace_back(std::move(c), n);
     }
     wake.set();
   }
@@ -159,12 +195,19 @@ int on_header(nghttp2_session* s, const nghttp2_frame* f, const std::uint8_t* na
   return 0;
 }
 
-int on_data(nghttp2_session* s, std::uint8_t, std::int32_t id, const std::uint8_t* data, std::size_t len, void*) {
+int on_data(nghttp2_session* s, std::uint8_t, std::int32_t id, const std::uint8_t* data, std::size_t len, void* u) {
   client_call* c = call_of(s, id);
-  if (c == nullptr)
+  if (c == nullptr) {
+    self(u).given_back.emplace_back(id, len);
     return 0;
+  }
+  c->received += len;
   {
     std::lock_guard lock(c->mu);
+    if (c->abandoned) {
+      self(u).give_back_rest(*c);
+      return 0;
+    }
     c->rx.append(reinterpret_cast<const char*>(data), len);
   }
   c->ev.set();
@@ -178,6 +221,7 @@ int on_close(nghttp2_session* s, std::int32_t id, std::uint32_t code, void* u) {
     return 0;
   std::shared_ptr<client_call> c = std::move(it->second);
   conn.streams.erase(it);
+  conn.give_back_rest(*c);  // the caller gives back nothing once it sees the call done
   nghttp2_session_set_stream_user_data(s, id, nullptr);
   {
     std::lock_guard lock(c->mu);
@@ -209,11 +253,11 @@ nghttp2_nv nv(std::string_view name, std::string_view value) noexcept {
   // NOLINTEND(cppcoreguidelines-pro-type-const-cast)
 }
 
-void submit_call(client_conn& conn, const std::shared_ptr<client_call>& c) {
-  std::vector<nghttp2_nv> nva{nv(":method", "POST"),         nv(":scheme", "http"),
-                              nv(":authority", conn.target), nv(":path", c->path),
-                              nv("content-type", "application/grpc"), nv("te", "trailers"),
-                              nv("user-agent", "saturn-grpc")};
+void submit_call(client_conn& conn, const std::shared_ptr<client_call>& c, bool secure) {
+  std::vector<nghttp2_nv> nva{
+      nv(":method", "POST"),          nv(":scheme", secure ? "https" : "http"), nv(":authority", conn.target),
+      nv(":path", c->path),           nv("content-type", "application/grpc"),   nv("te", "trailers"),
+      nv("user-agent", "saturn-grpc")};
   for (const auto& [k, v] : c->headers)
     nva.push_back(nv(k, v));
   nghttp2_data_provider prd{};
@@ -234,62 +278,90 @@ void submit_call(client_conn& conn, const std::shared_ptr<client_call>& c) {
 
 /// The receive side, handed to the connection task (as the server's h2_receive).
 struct rx_slot {
-  std::unique_ptr<std::byte[]> buf{new std::byte[16 * 1024]};
+  static constexpr std::size_t k_size = 16 * 1024;
+  std::unique_ptr<std::byte[]> buf{new std::byte[k_size]};
+  // Bytes received (plain), or 1 = ciphertext is there (TLS); 0: the end.
   std::size_t n = 0;
-  saturn::detail::atomic<bool> full{false};
+  saturn::detail::atomic<bool> full{false};  // the connection task owns buf and n
   event go;
 };
 
-task<void> receive(net::tcp_stream& s, rx_slot& rx, event& wake) {
+task<void> receive(client_transport& io, rx_slot& rx, event& wake) {
   for (;;) {
-    auto rv = s.recv(std::span<std::byte>(rx.buf.get(), 16 * 1024));
-    auto got = co_await rv;
-    rx.n = got ? *got : 0;
+    auto w = io.wait(std::span<std::byte>(rx.buf.get(), rx_slot::k_size));
+    rx.n = co_await std::move(w);
     // ordering: release publishes buf and n to the connection task.
     rx.full.store(true, std::memory_order_release);
     wake.set();
     if (rx.n == 0)
       co_return;
-    auto w = co_await rx.go.wait();
-    if (!w)
+    auto g = co_await rx.go.wait();
+    if (!g)
       co_return;
     rx.go.reset();
   }
+}
+
+/// Gives back to nghttp2's windows the bytes callers took (or nobody will).
+void settle_windows(client_conn& conn, std::vector<std::pair<std::shared_ptr<client_call>, std::size_t>>& consumed) {
+  for (auto& [c, n] : consumed) {
+    // Never more than was received and not yet given back (the call may have ended and
+    // been settled since its caller took the bytes).
+    const std::size_t k = std::min(n, c->received - c->returned);
+    c->returned += k;
+    if (k > 0 && c->id > 0)
+      nghttp2_session_consume(conn.session, c->id, k);
+  }
+  consumed.clear();
+  for (auto [id, n] : conn.given_back)
+    nghttp2_session_consume(conn.session, id, n);
+  conn.given_back.clear();
 }
 
 }  // namespace
 
 /// The connection task.
 task<void> run_conn(std::shared_ptr<client_conn> conn) {
-  net::connect_options co;
-  co.attempt_timeout = conn->opts.connect_timeout;
-  auto connecting = net::connect(conn->target, co);
-  auto sock = co_await with_timeout(conn->opts.connect_timeout, std::move(connecting));
-  if (!sock) {
-    conn->fail_all("connect " + conn->target + ": " + sock.err().message());
+  auto opening = client_transport::open(conn->target, conn->opts);
+  client_transport::opened made = co_await std::move(opening);
+  if (!made.io) {
+    conn->fail_all(made.why);
     co_return;
   }
+  client_transport& io = *made.io;
   nghttp2_session_callbacks* cbs = nullptr;
   nghttp2_session_callbacks_new(&cbs);
   nghttp2_session_callbacks_set_on_header_callback(cbs, on_header);
   nghttp2_session_callbacks_set_on_data_chunk_recv_callback(cbs, on_data);
   nghttp2_session_callbacks_set_on_stream_close_callback(cbs, on_close);
-  const int made = nghttp2_session_client_new(&conn->session, cbs, conn.get());
+  nghttp2_option* opt = nullptr;
+  nghttp2_option_new(&opt);
+  nghttp2_option_set_no_auto_window_update(opt, 1);
+  const int created = nghttp2_session_client_new2(&conn->session, cbs, conn.get(), opt);
+  nghttp2_option_del(opt);
   nghttp2_session_callbacks_del(cbs);
-  if (made != 0) {
+  if (created != 0) {
     conn->fail_all("nghttp2 could not make a session");
+    auto cl = io.close();
+    co_await std::move(cl);
     co_return;
   }
-  const nghttp2_settings_entry iv[] = {{NGHTTP2_SETTINGS_ENABLE_PUSH, 0},
-                                       {NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE, 1u << 20}};
+  const nghttp2_settings_entry iv[] = {
+      {NGHTTP2_SETTINGS_ENABLE_PUSH, 0},
+      {NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE,
+       std::clamp<std::uint32_t>(conn->opts.stream_window, 16 * 1024, NGHTTP2_MAX_WINDOW_SIZE)}};
   nghttp2_submit_settings(conn->session, NGHTTP2_FLAG_NONE, iv, 2);
-  nghttp2_session_set_local_window_size(conn->session, NGHTTP2_FLAG_NONE, 0, 8u << 20);
+  if (conn->opts.connection_window > NGHTTP2_INITIAL_CONNECTION_WINDOW_SIZE)
+    nghttp2_session_set_local_window_size(
+        conn->session, NGHTTP2_FLAG_NONE, 0,
+        std::min<std::uint32_t>(conn->opts.connection_window, NGHTTP2_MAX_WINDOW_SIZE));
   rx_slot rx;
   std::string why = "the connection to " + conn->target + " closed";
-  net::tcp_stream& s = *sock;
+  const bool secure = io.secure();
   auto body = [&](task_group& g) -> task<void> {
-    g.spawn(receive(s, rx, conn->wake));
+    g.spawn(receive(io, rx, conn->wake));
     std::string out;
+    std::vector<std::pair<std::shared_ptr<client_call>, std::size_t>> consumed;
     for (;;) {
       conn->wake.reset();
       // ordering: acquire pairs with the receive task's release.
@@ -297,25 +369,43 @@ task<void> run_conn(std::shared_ptr<client_conn> conn) {
         rx.full.store(false, std::memory_order_relaxed);
         if (rx.n == 0)
           break;
-        if (nghttp2_session_mem_recv(conn->session, reinterpret_cast<const std::uint8_t*>(rx.buf.get()), rx.n) < 0) {
+        auto tk = io.take(std::span<std::byte>(rx.buf.get(), rx_slot::k_size), rx.n);
+        auto got = co_await std::move(tk);
+        if (!got || *got == 0) {
+          if (!got)
+            why = "receive from " + conn->target + ": " + got.err().message();
+          break;
+        }
+        if (nghttp2_session_mem_recv(conn->session, reinterpret_cast<const std::uint8_t*>(rx.buf.get()), *got) < 0) {
           why = "the server broke the HTTP/2 protocol";
           break;
         }
         rx.go.set();
       }
-      std::vector<std::shared_ptr<client_call>> subs, cancels;
+      std::vector<std::shared_ptr<client_call>> subs;
+      std::vector<std::shared_ptr<client_call>> cancels;
       bool closing = false;
       {
         std::lock_guard lock(conn->mu);
         subs.swap(conn->to_submit);
         cancels.swap(conn->to_cancel);
+        consumed.swap(conn->to_consume);
         closing = conn->closing;
       }
       for (auto& c : subs)
-        submit_call(*conn, c);
-      for (auto& c : cancels)
+        submit_call(*conn, c, secure);
+      settle_windows(*conn, consumed);
+      for (auto& c : cancels) {
+        {
+          std::lock_guard lock(c->mu);
+          c->abandoned = true;
+          c->rx.clear();
+        }
+        conn->give_back_rest(*c);
         if (c->id > 0 && conn->streams.count(c->id) != 0)
           nghttp2_submit_rst_stream(conn->session, NGHTTP2_FLAG_NONE, c->id, NGHTTP2_CANCEL);
+      }
+      settle_windows(*conn, consumed);
       for (;;) {
         const std::uint8_t* p = nullptr;
         const ssize_t n = nghttp2_session_mem_send(conn->session, &p);
@@ -324,7 +414,8 @@ task<void> run_conn(std::shared_ptr<client_conn> conn) {
         out.append(reinterpret_cast<const char*>(p), static_cast<std::size_t>(n));
       }
       if (!out.empty()) {
-        auto sent = co_await s.send(std::as_bytes(std::span(out)));
+        auto tx = io.send(std::as_bytes(std::span(out)));
+        auto sent = co_await std::move(tx);
         if (!sent) {
           why = "send to " + conn->target + ": " + sent.err().message();
           break;
@@ -348,8 +439,8 @@ task<void> run_conn(std::shared_ptr<client_conn> conn) {
   conn->fail_all(why);
   nghttp2_session_del(conn->session);
   conn->session = nullptr;
-  auto cl = s.close();
-  (void)co_await cl;
+  auto cl = io.close();
+  co_await std::move(cl);
 }
 
 }  // namespace detail
@@ -401,6 +492,13 @@ task<status> channel::call(std::string_view method, std::vector<std::string> req
                            std::vector<std::string>& replies, call_options opts,
                            std::function<bool(std::string&)>* each,
                            std::vector<std::pair<std::string, std::string>>* trailers) {
+  return run(method, std::move(requests), replies, std::move(opts), each, nullptr, trailers);
+}
+
+task<status> channel::run(std::string_view method, std::vector<std::string> requests, std::vector<std::string>& replies,
+                          call_options opts, std::function<bool(std::string&)>* each,
+                          std::function<task<bool>(std::string&)>* each_async,
+                          std::vector<std::pair<std::string, std::string>>* trailers) {
   auto c = std::make_shared<detail::client_call>();
   c->path = method.empty() || method.front() != '/' ? "/" + std::string(method) : std::string(method);
   for (const auto& r : requests)
@@ -413,8 +511,8 @@ task<status> channel::call(std::string_view method, std::vector<std::string> req
     c->headers.emplace_back("grpc-timeout", std::to_string(std::max<std::int64_t>(ms, 1)) + "m");
   }
   // The connection: the live one, or a new one (its task on this task's scheduler).
+  std::shared_ptr<detail::client_conn> conn;
   for (int attempt = 0;; ++attempt) {
-    std::shared_ptr<detail::client_conn> conn;
     {
       std::lock_guard lock(*static_cast<std::mutex*>(m_mu.get()));
       if (!m_conn || m_conn->is_dead()) {
@@ -432,17 +530,18 @@ task<status> channel::call(std::string_view method, std::vector<std::string> req
       co_return status{status_code::unavailable, why.empty() ? "no connection to " + m_target : why};
     }
   }
-  std::shared_ptr<detail::client_conn> conn;
-  {
-    std::lock_guard lock(*static_cast<std::mutex*>(m_mu.get()));
-    conn = m_conn;
-  }
   std::string pending;
-  bool cancelled = false;
+  std::size_t owed = 0;  // bytes taken and not yet given back to the window
+  // The call ends early: reset it (the connection gives its window back).
+  auto leave = [&](status st) {
+    conn->cancel(c);
+    return st;
+  };
   for (;;) {
     bool done = false;
     {
       std::lock_guard lock(c->mu);
+      owed += c->rx.size();
       pending.append(c->rx);
       c->rx.clear();
       done = c->done;
@@ -457,56 +556,55 @@ task<status> channel::call(std::string_view method, std::vector<std::string> req
       const auto f = detail::take_frame(std::string_view(pending).substr(at), m_opts.max_receive_message, msg, used);
       if (f == detail::frame_status::incomplete)
         break;
-      if (f != detail::frame_status::message) {
-        if (conn)
-          conn->cancel(c);
-        co_return status{f == detail::frame_status::too_large ? status_code::resource_exhausted
-                                                               : status_code::internal,
-                         f == detail::frame_status::too_large ? "a reply is larger than the limit"
-                                                              : "a reply is compressed (not accepted)"};
-      }
+      if (f != detail::frame_status::message)
+        co_return leave(
+            status{f == detail::frame_status::too_large ? status_code::resource_exhausted : status_code::internal,
+                   f == detail::frame_status::too_large ? "a reply is larger than the limit"
+                                                        : "a reply is compressed (not accepted)"});
       std::string m(msg);
       at += used;
+      bool more = true;
       if (each != nullptr) {
-        if (!(*each)(m)) {
-          cancelled = true;
-          break;
+        more = (*each)(m);
+      } else if (each_async != nullptr) {
+        // The handler is part of the call: the deadline bounds it too.
+        auto handled = (*each_async)(m);
+        if (deadline) {
+          auto r = co_await with_timeout(*deadline - clock::now(), std::move(handled));
+          if (!r && r.err() == std::errc::timed_out)
+            co_return leave(status{status_code::deadline_exceeded, "the deadline passed"});
+          more = r && *r;
+        } else {
+          more = co_await std::move(handled);
         }
       } else {
         replies.push_back(std::move(m));
       }
+      if (!more)
+        co_return leave(status{status_code::cancelled, "the reply handler cancelled the call"});
     }
     pending.erase(0, at);
-    if (cancelled) {
-      if (conn)
-        conn->cancel(c);
-      co_return status{status_code::cancelled, "the reply handler cancelled the call"};
-    }
+    // Every whole message is handled and a partial one is kept: the window may reopen.
+    // (A call that ended was given back by the connection.)
+    if (!done)
+      conn->consume(c, owed);
+    owed = 0;
     if (done)
       break;
     bool woke = false;
     if (deadline) {
       const auto left = *deadline - clock::now();
-      if (left <= clock::duration::zero()) {
-        if (conn)
-          conn->cancel(c);
-        co_return status{status_code::deadline_exceeded, "the deadline passed"};
-      }
+      if (left <= clock::duration::zero())
+        co_return leave(status{status_code::deadline_exceeded, "the deadline passed"});
       auto r = co_await with_timeout(left, wait_event(*c));
-      if (!r && r.err() == std::errc::timed_out) {
-        if (conn)
-          conn->cancel(c);
-        co_return status{status_code::deadline_exceeded, "the deadline passed"};
-      }
+      if (!r && r.err() == std::errc::timed_out)
+        co_return leave(status{status_code::deadline_exceeded, "the deadline passed"});
       woke = r && *r;
     } else {
       woke = co_await wait_event(*c);
     }
-    if (!woke) {
-      if (conn)
-        conn->cancel(c);
-      co_return status{status_code::cancelled, "the call was cancelled"};
-    }
+    if (!woke)
+      co_return leave(status{status_code::cancelled, "the call was cancelled"});
   }
   std::lock_guard lock(c->mu);
   if (trailers != nullptr)

@@ -1,9 +1,10 @@
 #!/usr/bin/python3
 """A python3-grpcio server of the test service's methods (test.proto's messages, encoded
 by hand as in grpc_client.py), for saturn's grpc::channel to call. Prints its port, then
-serves until its stdin closes.
+serves until its stdin closes. With --tls, serves h2 over TLS (grpc.ssl_server_credentials)
+with the given certificate chain and key (PEM files).
 
-usage: grpc_server.py
+usage: grpc_server.py [--tls CERT KEY]
 """
 import sys
 import time
@@ -45,7 +46,14 @@ def main():
         "Fail": grpc.unary_unary_rpc_method_handler(fail, request_deserializer=ident, response_serializer=ident),
     }
     server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler("saturn_test.Calc", handlers),))
-    port = server.add_insecure_port("127.0.0.1:0")
+    if len(sys.argv) == 4 and sys.argv[1] == "--tls":
+        with open(sys.argv[2], "rb") as f:
+            chain = f.read()
+        with open(sys.argv[3], "rb") as f:
+            key = f.read()
+        port = server.add_secure_port("127.0.0.1:0", grpc.ssl_server_credentials([(key, chain)]))
+    else:
+        port = server.add_insecure_port("127.0.0.1:0")
     server.start()
     print(port, flush=True)
     sys.stdin.read()

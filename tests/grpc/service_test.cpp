@@ -11,6 +11,7 @@
 #include <saturn/task/runtime.hpp>
 #include <saturn/task/time.hpp>
 
+#include "grpc/grpc_test_support.hpp"
 #include "grpc/test.pb.h"
 
 #include <gtest/gtest.h>
@@ -399,59 +400,7 @@ TEST(grpc_channel, an_unreachable_target_is_unavailable) {
   EXPECT_EQ(st.rfind("UNAVAILABLE connect 127.0.0.1:", 0), 0u) << st;
 }
 
-namespace {
-
-/// A server program that prints its port and serves until its stdin ends.
-class child_server {
- public:
-  explicit child_server(std::vector<std::string> argv) {
-    int out[2], in[2];
-    if (::pipe(out) != 0 || ::pipe(in) != 0)
-      return;
-    m_pid = ::fork();
-    if (m_pid == 0) {
-      ::dup2(in[0], 0);
-      ::dup2(out[1], 1);
-      ::close(in[1]);
-      ::close(out[0]);
-      std::vector<char*> args;
-      for (auto& a : argv)
-        args.push_back(a.data());
-      args.push_back(nullptr);
-      ::execv(args[0], args.data());
-      ::_exit(127);
-    }
-    ::close(in[0]);
-    ::close(out[1]);
-    m_in = in[1];
-    // The port's line; the pipe stays open while the child runs (a write after we closed
-    // it would kill the child with EPIPE).
-    m_out = out[0];
-    std::string line;
-    char ch = 0;
-    while (line.size() < 16 && ::read(m_out, &ch, 1) == 1 && ch != '\n')
-      line.push_back(ch);
-    m_port = std::atoi(line.c_str());
-  }
-  ~child_server() {
-    if (m_in >= 0)
-      ::close(m_in);  // its stdin ends: it stops
-    int status = 0;
-    if (m_pid > 0)
-      ::waitpid(m_pid, &status, 0);
-    if (m_out >= 0)
-      ::close(m_out);
-  }
-  int port() const { return m_port; }
-
- private:
-  pid_t m_pid = -1;
-  int m_in = -1;
-  int m_out = -1;
-  int m_port = 0;
-};
-
-}  // namespace
+using grpc_test::child_server;
 
 TEST(grpc_channel, calls_a_libgrpcpp_server) {
 #ifndef SATURN_GRPCPP_SERVER
