@@ -262,6 +262,15 @@ def crud(c):
         return False, "five MISS/HIT pairs each took >= 190 ms (machine too slow)"
     c.run("x-crud-cache expires 200 ms after the fill", expiry)
 
+    def zero_padded():
+        # gcannon pads {RAND:1:50000} to /crud/items/00042 and {RAND:1:10} to page=01.
+        d, _ = c.get_json("/crud/items/00042")
+        p, _ = c.get_json("/crud/items?category=office&page=01&limit=10")
+        a, _ = c.get_json("/async-db?min=010&max=050&limit=05")
+        return d["id"] == 42 and p["page"] == 1 and len(p["items"]) == 10 and a["count"] == 5, \
+            f"id {d['id']}, page {p['page']}, async-db count {a['count']}"
+    c.run("x-crud-zero-padded numbers (gcannon's RAND)", zero_padded)
+
     def not_found():
         got = [c.request(m, p, b)[0] for m, p, b in (
             ("GET", "/crud/items/0", None), ("GET", "/crud/items/-5", None),
