@@ -33,6 +33,11 @@ struct config {
   std::string application_name;
   /// Bounds the whole connect (socket, startup, authentication); 0: no limit.
   std::chrono::milliseconds connect_timeout{10000};
+  /// After a query is cancelled (a stopped task, an expired deadline): how long the
+  /// CancelRequest and then the wait for the server to end the statement may take before
+  /// the connection is given up as broken (a stalled server; the CancelRequest itself
+  /// waits at most 2 s). 0: the wait for the statement's end is not limited.
+  std::chrono::milliseconds cancel_timeout{10000};
 
   /// Parses a `postgres://` / `postgresql://` URL (percent-decoded user, password and
   /// database; `?host=/dir` selects a socket directory, like libpq) or a key=value string
