@@ -222,7 +222,10 @@ bool database::open(const std::string& url, std::size_t max_conn, std::string& w
     why = cfg.err().what();
     return false;
   }
+  // A stalled server: the request's answer waits for the cancel of its query, so that
+  // is bounded by the request's timeout too (the connection is then dropped).
   cfg->connect_timeout = std::min(cfg->connect_timeout, timeout);
+  cfg->cancel_timeout = std::min(cfg->cancel_timeout, timeout);
   pool = std::make_unique<pg::pool>(std::move(*cfg), pg::pool_options{.max_size = max_conn});
   return true;
 }

@@ -27,7 +27,8 @@ struct database {
   /// Empty: no database configured.
   std::unique_ptr<saturn::pg::pool> pool;
   /// Bounds each request's database work (waiting for a connection, connecting, the
-  /// query); past it the query is cancelled on the server and the answer is 503.
+  /// query); past it the query is cancelled on the server and the answer is 503 (a
+  /// stalled server: within about three times this, the cancel's own bounds included).
   std::chrono::milliseconds timeout{5000};
   item_cache cache{std::chrono::milliseconds(200)};
 

@@ -6,10 +6,11 @@ Our re-implementation of HttpArena's validation checks for async-db and crud (c-
 as scripts/validate.sh runs them), plus extras (x-...): every answer compared with the
 database's own rows (psql as the oracle), the cache's 200 ms absolute expiry, invalidation
 by PUT and by an upsert, 404s, bad input answered 400 (never 500), a pool of
-DATABASE_MAX_CONN under concurrent load, and the database going away (503 at once) and
-coming back (answers again).
+DATABASE_MAX_CONN under concurrent load, a stalled database (503 after the request's
+timeout), and the database going away (503 at once) and coming back (answers again).
 
-Usage: db_validate.py --host H --port P --pg-dir DIR   (DIR: pg_cluster.py's folder)
+Usage: db_validate.py --host H --port P --pg-dir DIR [--db-timeout-ms T]
+       (DIR: pg_cluster.py's folder; T: the server's --database-timeout-ms, for the stall)
        db_validate.py --host H --port P --no-db        (the server has no database)
 Prints PASS/FAIL lines and a summary; exits 1 on any FAIL. Standard library only; every
 wait is bounded.
@@ -322,6 +323,33 @@ def concurrency(c):
     c.run("x-pool 32 clients x 25 requests over the pool: all 200", many)
 
 
+def stall(c, timeout_s):
+    # The database stops answering (its processes SIGSTOPped): a request gives up after the
+    # server's --database-timeout-ms and the cancel's bounds (about 3x), answering 503, and
+    # the routes answer again once the database resumes.
+    def frozen():
+        cluster = [sys.executable, os.path.join(HERE, "pg_cluster.py")]
+        subprocess.run(cluster + ["freeze", c.pg_dir], check=True, timeout=60)
+        try:
+            t0 = time.monotonic()
+            st, _, body = c.request("GET", "/async-db?min=3&max=300&limit=9", timeout=60)
+            dt = time.monotonic() - t0
+        finally:
+            subprocess.run(cluster + ["thaw", c.pg_dir], check=True, timeout=60)
+        ok = st == 503 and timeout_s * 0.9 <= dt <= timeout_s * 3 + 4
+        return ok, f"{st} after {dt:.1f} s (timeout {timeout_s} s): {body[:80]!r}"
+    c.run("x-stall a stalled database: 503 after the request's timeout", frozen)
+
+    def resumed():
+        deadline = time.monotonic() + 30
+        while (st := c.request("GET", "/async-db?limit=5", timeout=30)[0]) != 200:
+            if time.monotonic() > deadline:
+                return False, f"still {st} 30 s after the database resumed"
+            time.sleep(0.1)
+        return True, ""
+    c.run("x-stall recovery after the database resumes", resumed)
+
+
 def outage(c):
     # The database goes away: every route answers 503 at once (no hang, no crash); it comes
     # back: the pool reconnects and the routes answer again.
@@ -386,6 +414,8 @@ def main():
     ap.add_argument("--data", help="ignored (run_validate.sh passes it)")
     ap.add_argument("--pg-dir", default=os.environ.get("ARENA_PG_DIR"))
     ap.add_argument("--no-db", action="store_true")
+    ap.add_argument("--db-timeout-ms", type=int, default=0,
+                    help="the server's --database-timeout-ms: also check a stalled database (0: skip)")
     args = ap.parse_args()
     c = Checker(args.host, args.port, args.pg_dir)
     if args.no_db:
@@ -397,6 +427,8 @@ def main():
         async_db(c)
         crud(c)
         concurrency(c)
+        if args.db_timeout_ms:
+            stall(c, args.db_timeout_ms / 1000)
         outage(c)
     print(f"# summary: {c.passed} passed, {c.failed} failed")
     if c.failures:

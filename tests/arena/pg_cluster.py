@@ -9,6 +9,7 @@
         removes DIR once process PID is gone (a test killed by its timeout leaves nothing).
   pg_cluster.py stop DIR        stops the server at once (connections drop)
   pg_cluster.py restart DIR     starts it again (after stop)
+  pg_cluster.py freeze|thaw DIR SIGSTOP / SIGCONT every server process (a stalled server)
   pg_cluster.py remove DIR      stops it and removes DIR
   pg_cluster.py psql DIR SQL    runs SQL in database benchmark as the superuser, prints
                                 the tuples (unaligned, tuples only)
@@ -18,6 +19,7 @@ Exits 77 (skip) when PostgreSQL's binaries are not installed, 1 on any other fai
 """
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -80,6 +82,25 @@ def psql(d, port, sql, user="postgres", db="postgres"):
                 "-p", str(port), "-U", user, "-d", db], input=sql)
 
 
+def server_pids(d):
+    """The postmaster's pid and its children's (empty if it is not running)."""
+    try:
+        with open(f"{d}/data/postmaster.pid") as f:
+            pm = int(f.readline())
+    except (OSError, ValueError):
+        return []
+    kids = subprocess.run(["ps", "-o", "pid=", "--ppid", str(pm)], capture_output=True, text=True, timeout=30)
+    return [pm] + [int(x) for x in kids.stdout.split()]
+
+
+def signal_server(d, sig):
+    for pid in server_pids(d):
+        try:
+            os.kill(pid, sig)
+        except OSError:
+            pass
+
+
 def start(d, watch):
     if not os.access(f"{PG_BIN}/initdb", os.X_OK):
         sys.stderr.write(f"pg_cluster: no {PG_BIN}/initdb (install postgresql)\n")
@@ -90,7 +111,10 @@ def start(d, watch):
         shutil.chown(d, "nobody", "nogroup")
         shutil.chown(f"{d}/sock", "nobody", "nogroup")
     # The watchdog first, so a failure below still leaves nothing behind.
-    stop_cmd = " ".join(as_user() + [f"{PG_BIN}/pg_ctl", "-D", f"{d}/data", "stop", "-m", "immediate"])
+    # SIGCONT first: a check may have stopped the server's processes (SIGSTOP) when it died.
+    stop_cmd = (f"pm=$(head -1 {d}/data/postmaster.pid 2>/dev/null) && kill -CONT $pm $(ps -o pid= --ppid $pm)"
+                " 2>/dev/null; " + " ".join(as_user() + [f"{PG_BIN}/pg_ctl", "-D", f"{d}/data", "stop", "-m",
+                                                          "immediate"]))
     subprocess.Popen(["setsid", "sh", "-c",
                       f"while kill -0 {watch} 2>/dev/null; do sleep 1; done; {stop_cmd} >/dev/null 2>&1; rm -rf {d}"],
                      stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -127,6 +151,9 @@ def main():
     if cmd == "start":
         watch = sys.argv[sys.argv.index("--watch") + 1] if "--watch" in sys.argv else str(os.getppid())
         return start(d, watch)
+    if cmd in ("freeze", "thaw"):  # SIGSTOP / SIGCONT every server process: a stalled server
+        signal_server(d, signal.SIGSTOP if cmd == "freeze" else signal.SIGCONT)
+        return 0
     if cmd == "stop":
         return 0 if pg_ctl(d, "stop", "-m", "immediate", "-w").returncode == 0 else fail(d, "stop failed")
     if cmd == "restart":
@@ -139,6 +166,7 @@ def main():
         sys.stderr.write(r.stderr)
         return r.returncode
     if cmd == "remove":
+        signal_server(d, signal.SIGCONT)
         pg_ctl(d, "stop", "-m", "immediate", "-w")
         shutil.rmtree(d, ignore_errors=True)
         return 0

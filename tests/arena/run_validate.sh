@@ -23,6 +23,7 @@
 # stop and restart it). The cluster is removed at the end, and by its watchdog if this
 # script is killed. No cluster (PostgreSQL not installed): exit 77 (skip). Without
 # ARENA_PG the server runs with no DATABASE_URL.
+# ARENA_SERVER_ARGS: more arguments for the server (split on spaces).
 # Exits with the client's status (or 1 if the server failed to start, died, or did not stop).
 set -uo pipefail
 bin=${1:?usage: run_validate.sh BIN [PYTHON [CLIENT [ARGS...]]]}
@@ -100,7 +101,7 @@ if ctypes.CDLL(None, use_errno=True).prctl(41, 1, 0, 0, 0) != 0:  # PR_SET_THP_D
 os.execv(sys.argv[1], sys.argv[1:])')
 fi
 "${launch[@]}" "$bin" --bind 127.0.0.1 --port "$port" "${tls_args[@]}" "${h2c_args[@]}" --data "$tmp/data" --threads 2 \
-  >"$tmp/server.out" 2>&1 &
+  ${ARENA_SERVER_ARGS:-} >"$tmp/server.out" 2>&1 &
 pid=$!
 ready=0
 for _ in $(seq 1 100); do
