@@ -15,9 +15,9 @@ namespace arena {
 namespace {
 
 namespace pg = saturn::pg;
+using saturn::task;
 using saturn::http::request;
 using saturn::http::response;
-using saturn::task;
 
 // Statements (static storage: a pool query views its text until it completes). Each is
 // prepared once per connection by the pool's connections.

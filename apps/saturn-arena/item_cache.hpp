@@ -51,9 +51,7 @@ class item_cache {
     std::uint64_t generation = 0;                 // guarded by lock
     clock::time_point next_sweep{};               // guarded by lock
   };
-  shard& shard_of(std::int64_t id) noexcept {
-    return m_shards[static_cast<std::uint64_t>(id) % m_shards.size()];
-  }
+  shard& shard_of(std::int64_t id) noexcept { return m_shards[static_cast<std::uint64_t>(id) % m_shards.size()]; }
   std::chrono::milliseconds m_ttl;
   std::array<shard, 256> m_shards;
 };

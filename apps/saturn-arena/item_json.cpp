@@ -28,9 +28,15 @@ bool write_item(writer& w, const saturn::pg::row& row, std::string& why) {
   auto score = row.get<std::int32_t>(7);
   auto count = row.get<std::int32_t>(8);
   if (!id || !name || !category || !price || !quantity || !active || !tags || !score || !count) {
-    why = !id ? id.err().what() : !name ? name.err().what() : !category ? category.err().what()
-        : !price ? price.err().what() : !quantity ? quantity.err().what() : !active ? active.err().what()
-        : !tags ? tags.err().what() : !score ? score.err().what() : count.err().what();
+    why = !id         ? id.err().what()
+          : !name     ? name.err().what()
+          : !category ? category.err().what()
+          : !price    ? price.err().what()
+          : !quantity ? quantity.err().what()
+          : !active   ? active.err().what()
+          : !tags     ? tags.err().what()
+          : !score    ? score.err().what()
+                      : count.err().what();
     return false;
   }
   w.StartObject();
