@@ -31,16 +31,20 @@ ITEM_KEYS = {"id", "name", "category", "price", "quantity", "active", "tags", "r
 class Checker:
     def __init__(self, host, port, pg_dir):
         self.host, self.port, self.pg_dir = host, port, pg_dir
-        self.passed = self.failed = 0
+        self.passed = self.failed = self.skipped = 0
         self.failures = []
 
     def result(self, name, ok, detail=""):
-        if ok:
+        """ok None: SKIP (the check could not tell on this machine)."""
+        if ok is None:
+            self.skipped += 1
+        elif ok:
             self.passed += 1
         else:
             self.failed += 1
             self.failures.append(name)
-        print(f"{'PASS' if ok else 'FAIL'} {name}" + (f": {detail}" if detail else ""), flush=True)
+        tag = "SKIP" if ok is None else "PASS" if ok else "FAIL"
+        print(f"{tag} {name}" + (f": {detail}" if detail else ""), flush=True)
 
     def run(self, name, fn):
         try:
@@ -194,9 +198,18 @@ def crud(c):
     c.run("c-crud-read /crud/items/1", read_one)
 
     def miss_hit():
-        a = c.request("GET", "/crud/items/42")[1].get("x-cache")
-        b = c.request("GET", "/crud/items/42")[1].get("x-cache")
-        return (a, b) == ("MISS", "HIT"), f"{a} then {b}"
+        # HttpArena reads 42 twice; the HIT is only due if the second answer came within
+        # 200 ms of the fill (which is after the first request was sent): on a machine too
+        # slow for that, try other ids.
+        for item in (42, 43, 44, 45, 46, 47, 48, 49, 50, 51):
+            t0 = time.monotonic()
+            a = c.request("GET", f"/crud/items/{item}")[1].get("x-cache")
+            b = c.request("GET", f"/crud/items/{item}")[1].get("x-cache")
+            if a != "MISS":
+                return False, f"first read of {item}: {a}"
+            if time.monotonic() - t0 < 0.19:
+                return b == "HIT", f"{a} then {b} ({item})"
+        return None, "ten MISS/HIT pairs each took >= 190 ms: too slow to tell"
     c.run("c-crud-cache MISS then HIT", miss_hit)
 
     c.run("c-crud-404 /crud/items/999999", lambda: (c.request("GET", "/crud/items/999999")[0] == 404, ""))
@@ -244,7 +257,7 @@ def crud(c):
         # Absolute TTL: the fill happens between sending the MISS and receiving it, so an
         # answer received < 200 ms after the MISS was sent must be a HIT, and a request
         # sent > 200 ms after the MISS was received must miss again (no refresh by HITs).
-        for attempt, item in enumerate((1001, 1002, 1003, 1004, 1005)):
+        for attempt, item in enumerate(range(1001, 1011)):
             t_send = time.monotonic()
             first = c.request("GET", f"/crud/items/{item}")[1].get("x-cache")
             t_recv = time.monotonic()
@@ -260,7 +273,7 @@ def crud(c):
                 time.sleep(t_recv + 0.25 - time.monotonic())
             third = c.request("GET", f"/crud/items/{item}")[1].get("x-cache")
             return third == "MISS", f"{third} 250 ms after the fill (attempt {attempt + 1})"
-        return False, "five MISS/HIT pairs each took >= 190 ms (machine too slow)"
+        return None, "ten MISS/HIT pairs each took >= 190 ms: too slow to tell"
     c.run("x-crud-cache expires 200 ms after the fill", expiry)
 
     def zero_padded():
@@ -430,7 +443,7 @@ def main():
         if args.db_timeout_ms:
             stall(c, args.db_timeout_ms / 1000)
         outage(c)
-    print(f"# summary: {c.passed} passed, {c.failed} failed")
+    print(f"# summary: {c.passed} passed, {c.failed} failed, {c.skipped} skipped")
     if c.failures:
         print("# failed: " + ", ".join(c.failures))
     return 1 if c.failed else 0
