@@ -7,6 +7,9 @@
 //   GET /static/{*path}         the files of --data/static (precompressed .br / .gz siblings)
 //   GET /ws                     WebSocket echo (RFC 6455)
 //   GET /metrics                the Prometheus text format (metrics::render), with --metrics only
+//   GET /async-db, /crud/items  HttpArena's async-db and crud profiles over PostgreSQL
+//                               (db.hpp): DATABASE_URL or --database-url, a pool of
+//                               DATABASE_MAX_CONN connections; 503 without a database
 //   GET /baseline2?a=&b=        the sum of a and b (the HTTP/2 profiles' endpoint)
 //   gRPC benchmark.BenchmarkService/GetSum (unary-grpc; h2c on --port and --h2c-port, h2
 //                               on --h2-port) and grpc.health.v1.Health (Check, Watch)
@@ -34,6 +37,7 @@
 
 #include "cli.hpp"
 #include "dataset.hpp"
+#include "db.hpp"
 #include "nofile.hpp"
 #include "saturn-arena/benchmark.pb.h"
 #include "routes.hpp"
@@ -45,6 +49,7 @@
 #include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <optional>
 #include <string>
 #include <vector>
@@ -108,6 +113,20 @@ int main(int argc, char** argv) {
       ->transform(apps::decimal())
       ->check(CLI::Range(0u, 3600000u))
       ->capture_default_str();
+  std::string database_url;
+  if (const char* env = std::getenv("DATABASE_URL"); env != nullptr)
+    database_url = env;
+  app.add_option("--database-url", database_url,
+                 "PostgreSQL URL or key=value string for /async-db and /crud (default: $DATABASE_URL; none: they "
+                 "answer 503)");
+  std::size_t database_max_conn = 0;
+  app.add_option("--database-max-conn", database_max_conn,
+                 "connections in the database pool (0: $DATABASE_MAX_CONN, else 10)")
+      ->check(CLI::Range(std::size_t{0}, std::size_t{100000}))->capture_default_str();
+  unsigned database_timeout_ms = 5000;
+  app.add_option("--database-timeout-ms", database_timeout_ms,
+                 "bound on a request's database work (waiting for a connection, connecting, the query); past it: 503")
+      ->transform(apps::decimal())->check(CLI::Range(1u, 3600000u))->capture_default_str();
   bool with_metrics = false;
   app.add_flag("--metrics", with_metrics,
                "also serve GET /metrics (Prometheus text format); off by default, the HttpArena routes unchanged");
@@ -138,9 +157,19 @@ int main(int argc, char** argv) {
   arena::state st;
   if (!arena::load(cfg, st))  // says on stderr what it could not load; serves the rest
     std::fprintf(stderr, "saturn-arena: serving without the parts above\n");
+  // Declared before the worker pool: its connections close after the workers stopped.
+  arena::database db;
+  db.timeout = std::chrono::milliseconds(database_timeout_ms);
+  if (database_url.empty()) {
+    std::fprintf(stderr, "saturn-arena: no DATABASE_URL or --database-url (/async-db and /crud answer 503)\n");
+  } else if (std::string why; !db.open(database_url, database_max_conn, why)) {
+    std::fprintf(stderr, "saturn-arena: --database-url: %s\n", why.c_str());
+    return 2;
+  }
   opts.server_name = "saturn";
   saturn::http::router routes;
   arena::add_routes(routes, st);
+  arena::add_db_routes(routes, db);
   if (with_metrics)
     saturn::http::add_metrics_route(routes);
   // unary-grpc: GetSum, and the health service a gRPC deployment is probed with; gRPC

@@ -5,9 +5,9 @@
 #       suites: spawn sched ring walk echo http http_client tls arena forkjoin rpc (default: all of them)
 #
 # One module (bench/peers/go.mod, `saturnpeers`), Debian's Go (golang-go), standard
-# library only except arena-go, whose gorilla/websocket and andybalholm/brotli come from
-# Debian's source packages (go.mod replaces them with their /usr/share/gocode
-# directories). Offline: GOPROXY=off, GOFLAGS=-mod=mod, CGO_ENABLED=0; the build and
+# library only except arena-go, whose gorilla/websocket, andybalholm/brotli and pgx v4
+# come from Debian's source packages (built in GOPATH mode against /usr/share/gocode, see
+# below). Offline: GOPROXY=off, GOFLAGS=-mod=mod, CGO_ENABLED=0; the build and
 # module caches are OUTDIR/build/go-cache and OUTDIR/build/gopath, so nothing is
 # written outside OUTDIR. `go build -trimpath`, default optimisation: how Go programs
 # ship. A second run rebuilds nothing that did not change. Prints "built PATH" lines.
@@ -87,6 +87,25 @@ for s in "${suites[@]}"; do
             GO111MODULE=off GOPATH="$out/build/rpc-gopath:/usr/share/gocode" GOFLAGS= \
                 "$go" build -trimpath -o "$out/bin/rpc-go" .)
         echo "built $out/bin/rpc-go"
+        continue
+    fi
+    if [ "$s" = arena ]; then
+        # arena-go's async-db and crud use pgx v4 (golang-github-jackc-pgx-v4-dev), whose
+        # go.mod names modules Debian does not ship: GOPATH mode as for rpc-go, against
+        # Debian's Go sources (its other libraries come from the same directories the
+        # go.mod replaces point at).
+        if [ ! -d /usr/share/gocode/src/github.com/jackc/pgx/v4/pgxpool ]; then
+            echo "build-go.sh: missing Debian package: golang-github-jackc-pgx-v4-dev (arena-go's pgxpool)" >&2
+            echo "  install it with: apt-get install --no-install-recommends golang-github-jackc-pgx-v4-dev" >&2
+            exit 1
+        fi
+        mkdir -p "$out/build/arena-gopath/src"
+        ln -sfn "$here/arena/go" "$out/build/arena-gopath/src/arenapeer"
+        log "go build arenapeer (GOPATH mode)"
+        (cd "$out/build/arena-gopath/src/arenapeer" &&
+            GO111MODULE=off GOPATH="$out/build/arena-gopath:/usr/share/gocode" GOFLAGS= \
+                "$go" build -trimpath -o "$out/bin/arena-go" .)
+        echo "built $out/bin/arena-go"
         continue
     fi
     log "go build ./$s/go"

@@ -25,6 +25,15 @@ For one step (one runtime, all the profiles it serves):
      the answers over HTTP/2 with curl (HTTP version 2 required, HTTP/1.1 refused on the
      h2c port), then h2load (-D seconds, HttpArena's -m streams, -p h2c / ALPN) loads it
      the same way, CPU read the same way; the run counts only if h2load negotiated h2/h2c.
+  6. The database profiles (async-db, crud): once per runner process a PostgreSQL cluster
+     is started with tests/arena/pg_cluster.py (the HttpArena items table, 100,000 rows,
+     its own port and socket folder; removed at exit, or by its watchdog if the runner
+     dies), and every peer's server gets its URL as DATABASE_URL with
+     DATABASE_MAX_CONN=DB_POOL: the same database and pool size for everyone.
+     check_db_profile checks the answers against the documented rules (limits, price
+     range, the item shape, X-Cache MISS then HIT, 201/200/404), then wrk loads it with
+     arena.lua's async-db rotation or crud mix. CPU is the server's alone (Postgres's is
+     not counted, for any peer).
 """
 
 from __future__ import annotations
@@ -45,8 +54,9 @@ from .model import Step, SuiteRun
 from .netrun import Server, _free_port, measured_load, median_samples, tls_certs
 
 H2_PROFILES = ("baseline-h2c", "json-h2c", "baseline-h2", "static-h2")
+DB_PROFILES = ("async-db", "crud")
 PROFILES = ("baseline", "pipelined", "limited-conn", "json", "json-comp", "upload", "static",
-            "json-tls", "echo-ws") + H2_PROFILES
+            "json-tls", "echo-ws") + H2_PROFILES + DB_PROFILES
 # Connections per profile: HttpArena's smallest count where it has several (512 for the
 # connection profiles, 1024 for static, 32 for upload). json and json-tls use 512, not
 # HttpArena's 4096: on 2 CPUs, 4096 fresh TLS handshakes per wrk run would be most of a
@@ -57,7 +67,12 @@ PROFILES = ("baseline", "pipelined", "limited-conn", "json", "json-comp", "uploa
 # and static-h2.
 CONNS = {"baseline": 512, "pipelined": 512, "limited-conn": 512, "json": 512, "json-comp": 512,
          "upload": 32, "static": 1024, "json-tls": 512, "echo-ws": 512,
-         "baseline-h2c": 256, "json-h2c": 1024, "baseline-h2": 256, "static-h2": 256}
+         "baseline-h2c": 256, "json-h2c": 1024, "baseline-h2": 256, "static-h2": 256,
+         "async-db": 256, "crud": 256}
+# The database profiles: 256 connections (HttpArena: 1024 and 4096, on 64 cores) and a
+# pool of 16 (HttpArena's DATABASE_MAX_CONN is 256 for a 64-core server; Postgres shares
+# the 2 CPUs here), the same for every peer.
+DB_POOL = 16
 # make bench-smoke (a correctness check, not a measurement) loads the HTTP/2 profiles
 # with 32 connections: Go's h2 over TLS at 256 leaves h2load hanging past -D (its README).
 SMOKE_H2_CONNS = 32
@@ -88,6 +103,80 @@ def data_dir(repo: Path) -> Path:
                        check=True, capture_output=True, timeout=120)
         _DATA.append(folder)
     return _DATA[0]
+
+
+_PG: list = []  # [(DATABASE_URL, cluster folder)], started once per runner process
+
+
+def pg_cluster(repo: Path) -> str:
+    """DATABASE_URL of the runner's PostgreSQL cluster (started on first use)."""
+    if not _PG:
+        import atexit
+        import os
+        folder = tempfile.mkdtemp(prefix="saturn-bench-pg-")
+        script = repo / "tests" / "arena" / "pg_cluster.py"
+        res = subprocess.run(["python3", str(script), "start", folder, "--watch", str(os.getpid())],
+                             capture_output=True, text=True, timeout=300)
+        if res.returncode != 0:
+            shutil.rmtree(folder, True)
+            raise OSError(f"pg_cluster.py start: {res.stderr.strip()[-300:]}")
+        atexit.register(subprocess.run, ["python3", str(script), "remove", folder], capture_output=True, timeout=120)
+        _PG.append((res.stdout.strip(), folder))
+    return _PG[0][0]
+
+
+def check_db_profile(profile: str, port: int) -> str:
+    """"" when the server answers the database profile's requests by the rules, else what
+    is wrong (tests/arena/db_validate.py holds the full checks)."""
+    def item_bad(it) -> str:
+        keys = {"id", "name", "category", "price", "quantity", "active", "tags", "rating"}
+        if not isinstance(it, dict) or set(it) != keys or type(it["active"]) is not bool \
+                or not isinstance(it["tags"], list) or any(type(it[k]) is not int for k in ("id", "price", "quantity")) \
+                or set(it["rating"]) != {"score", "count"}:
+            return f"not an HttpArena item: {str(it)[:120]}"
+        return ""
+    try:
+        if profile == "async-db":
+            for lim in (5, 10, 20, 35, 50):
+                status, hdrs, got, _ = _get(port, "GET", f"/async-db?min=10&max=50&limit={lim}")
+                doc = json.loads(got) if status == 200 else {}
+                items = doc.get("items", [])
+                if status != 200 or not hdrs.get("content-type", "").startswith("application/json") \
+                        or doc.get("count") != lim or len(items) != lim:
+                    return f"GET /async-db limit={lim}: status {status}, count {doc.get('count')!r}, {len(items)} items"
+                bad = next((w for w in map(item_bad, items) if w), "") or next(
+                    (f"price {i['price']} outside 10..50" for i in items if not 10 <= i["price"] <= 50), "")
+                if bad:
+                    return f"GET /async-db limit={lim}: {bad}"
+            status, _, got, _ = _get(port, "GET", "/async-db?min=9999&max=9999&limit=50")
+            return "" if status == 200 and json.loads(got) == {"items": [], "count": 0} else \
+                f"GET /async-db empty range: {status} {got[:80]!r}"
+        if profile == "crud":
+            status, _, got, _ = _get(port, "GET", "/crud/items?category=office&page=2&limit=10")
+            doc = json.loads(got) if status == 200 else {}
+            if status != 200 or len(doc.get("items", [])) != 10 or doc.get("page") != 2 or \
+                    any(i.get("category") != "office" or item_bad(i) for i in doc["items"]):
+                return f"GET /crud/items?category=office&page=2: {status} {got[:120]!r}"
+            seen = [_get(port, "GET", "/crud/items/4242") for _ in range(2)]
+            caches = [h.get("x-cache") for _, h, _, _ in seen]
+            if [st for st, _, _, _ in seen] != [200, 200] or caches != ["MISS", "HIT"] or \
+                    json.loads(seen[0][2]).get("id") != 4242 or item_bad(json.loads(seen[0][2])):
+                return f"GET /crud/items/4242 twice: {[st for st, _, _, _ in seen]} X-Cache {caches}"
+            hdr = {"Content-Type": "application/json"}
+            st, _, got, _ = _get(port, "POST", "/crud/items", hdr,
+                                 b'{"id":190001,"name":"Check","category":"test","price":3,"quantity":4}')
+            if st != 201:
+                return f"POST /crud/items: {st} {got[:80]!r}"
+            st, _, got, _ = _get(port, "PUT", "/crud/items/4242", hdr,
+                                 b'{"name":"Checked","category":"test","price":7,"quantity":8}')
+            st2, h2, got2, _ = _get(port, "GET", "/crud/items/4242")
+            if st != 200 or st2 != 200 or h2.get("x-cache") != "MISS" or json.loads(got2).get("name") != "Checked":
+                return f"PUT then GET /crud/items/4242: {st}, then {st2} X-Cache {h2.get('x-cache')} {got2[:80]!r}"
+            st, _, _, _ = _get(port, "GET", "/crud/items/999999")
+            return "" if st == 404 else f"GET /crud/items/999999: {st}, want 404"
+    except (OSError, http.client.HTTPException, ValueError, KeyError, TypeError) as e:
+        return f"{profile}: {type(e).__name__}: {e}"
+    return f"unknown profile {profile}"
 
 
 # ----------------------------------------------------------------- answer checks
@@ -477,10 +566,19 @@ def run_arena(step: Step, run: SuiteRun, log_path: Path) -> tuple[list, dict]:
         crt, key = tls_certs("rsa")
     except (OSError, subprocess.SubprocessError) as e:
         return [], {s: f"arena data or certificate: {e}" for s in step.scenarios}
+    db_env, db_problem = None, ""
+    if any(s in DB_PROFILES for s in step.scenarios):
+        try:
+            db_env = {"DATABASE_URL": pg_cluster(run.paths.repo), "DATABASE_MAX_CONN": str(DB_POOL)}
+        except (OSError, subprocess.SubprocessError) as e:
+            db_problem = f"PostgreSQL cluster: {e}"
     p = run.params
     objs, reasons = [], {}
     for profile in step.scenarios:
-        h2 = profile in H2_PROFILES
+        h2, db = profile in H2_PROFILES, profile in DB_PROFILES
+        if db and db_problem:
+            reasons[profile] = db_problem
+            continue
         tls_port = _free_port() if profile == "json-tls" else 0
         # The HTTP/2 profiles' port: --h2-port (TLS, ALPN h2) or --h2c-port (prior
         # knowledge only), as saturn-arena's 8443 and 8082; the load goes there.
@@ -500,7 +598,7 @@ def run_arena(step: Step, run: SuiteRun, log_path: Path) -> tuple[list, dict]:
         if step.runtime == "saturn":  # its defaults are 8443 and 8082: none but the profile's
             argv += [] if profile in H2_TLS else ["--h2-port", "0"]
             argv += [] if h2 and profile not in H2_TLS else ["--h2c-port", "0"]
-        with Server(argv, step.threads, [], log_path) as server:
+        with Server(argv, step.threads, [], log_path, env=db_env if db else None) as server:
             log(f"  {step.runtime} {profile}: pid {server.proc.pid}, 127.0.0.1:{server.port}"
                 + (f" (TLS {tls_port})" if tls_port else "")
                 + (f" ({'h2' if profile in H2_TLS else 'h2c'} {h2_port})" if h2 else "")
@@ -512,6 +610,7 @@ def run_arena(step: Step, run: SuiteRun, log_path: Path) -> tuple[list, dict]:
                 reasons[profile] = f"the HTTP/2 port {h2_port} never accepted"
                 continue
             wrong = (check_h2_profile(profile, h2_port, data) if h2
+                     else check_db_profile(profile, server.port) if db
                      else check_profile(profile, server.port, tls_port, data))
             if wrong:
                 reasons[profile] = f"answer check: {wrong}"

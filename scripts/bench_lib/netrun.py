@@ -133,8 +133,9 @@ class ServerError(Exception):
 class Server:
     """One server process we started; `with Server(...) as s:` stops it on any exit."""
 
-    def __init__(self, argv: list, threads: int, cpu_list: list, log_path: Path):
+    def __init__(self, argv: list, threads: int, cpu_list: list, log_path: Path, env: dict | None = None):
         self.argv, self.threads, self.cpu_list, self.log_path = argv, threads, cpu_list, log_path
+        self.env = {**os.environ, **env} if env else None  # None: the runner's environment
         self.proc: subprocess.Popen | None = None
         self.port = 0
 
@@ -147,7 +148,7 @@ class Server:
                 logf.write(f"\n===== {now_iso()} server\n$ {' '.join(argv)}\n")
                 logf.flush()
                 self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=logf,
-                                             stderr=logf, start_new_session=True)
+                                             stderr=logf, start_new_session=True, env=self.env)
             if self._wait_port(15.0):
                 return self
             log(f"  server did not accept on 127.0.0.1:{self.port} (attempt {attempt})")

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Callable
 
 from .common import Paths, is_executable
-from .arena import H2_PROFILES as ARENA_H2_PROFILES, PROFILES as ARENA_PROFILE_ORDER
+from .arena import DB_PROFILES as ARENA_DB_PROFILES, H2_PROFILES as ARENA_H2_PROFILES, PROFILES as ARENA_PROFILE_ORDER
 from .model import Params, Runtime, Step, SuiteRun, runtime_order
 
 
@@ -251,8 +251,10 @@ def tls_steps(run: SuiteRun, rt: Runtime) -> list:
 # What each arena peer serves (bench/peers/arena/*/README.md says why not the rest).
 ARENA_PROFILES = {
     **{rt: ARENA_PROFILE_ORDER for rt in ("saturn", "go")},
-    # Node and Beast are HTTP/1.1 peers here (no HTTP/2 server written for them).
-    **{rt: tuple(p for p in ARENA_PROFILE_ORDER if p not in ARENA_H2_PROFILES) for rt in ("node", "beast")},
+    # Node and Beast are HTTP/1.1 peers here (no HTTP/2 server written for them), and
+    # have no database routes yet (async-db and crud: saturn and Go).
+    **{rt: tuple(p for p in ARENA_PROFILE_ORDER if p not in ARENA_H2_PROFILES + ARENA_DB_PROFILES)
+       for rt in ("node", "beast")},
     # hyper closes after a request with Connection: close but does not say so in its
     # answer (RFC 9112 §9.6: SHOULD), so wrk would write the next request into the closed
     # connection: limited-conn cannot be measured for it with wrk.

@@ -8,6 +8,7 @@
 #include <saturn/net/connect.hpp>
 #include <saturn/net/unix_socket.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <optional>
 #include <span>
@@ -40,7 +41,8 @@ task<void> send_cancel(config cfg, std::int32_t pid, std::int32_t secret) {
   }
   auto sent = co_await sock->send(std::as_bytes(std::span(msg, 16)));
   if (sent) {
-    sock->set_read_timeout(std::chrono::milliseconds(2000));
+    const std::chrono::milliseconds limit{2000};
+    sock->set_read_timeout(cfg.cancel_timeout.count() > 0 ? std::min(cfg.cancel_timeout, limit) : limit);
     std::byte b[16];
     for (;;) {
       auto n = co_await sock->recv(b);

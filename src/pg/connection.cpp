@@ -31,7 +31,6 @@ namespace detail {
 namespace {
 
 constexpr std::size_t recv_chunk = 64 * 1024;
-constexpr auto cancel_drain_timeout = std::chrono::milliseconds(10000);
 
 std::int16_t get16(const char* p) {
   return static_cast<std::int16_t>((std::uint16_t(std::uint8_t(p[0])) << 8) | std::uint16_t(std::uint8_t(p[1])));
@@ -247,7 +246,7 @@ task<result<message>> connection_state::next(bool in_query) {
           co_return fail(errc::cancelled, "cancelled while waiting");
         if (!cancelling) {
           cancelling = true;
-          raw().set_read_timeout(cancel_drain_timeout);
+          raw().set_read_timeout(cfg.cancel_timeout);
           co_await shield(send_cancel(cfg, pid, secret));
         }
         continue;

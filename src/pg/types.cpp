@@ -102,6 +102,10 @@ error null_error(const field& f) {
   return e;
 }
 
+error view_error(const field& f) {
+  return type_error(f, "std::string_view (a binary non-text value has no text to view; read it as std::string)");
+}
+
 result<bool> decode_bool(const field& f) {
   if (f.col->type != oid::boolean || f.size != (f.col->format == 1 ? 1 : 1))
     return type_error(f, "bool");

@@ -17,6 +17,13 @@
 # ARENA_H2=1 also serves HTTP/2: h2 over TLS on a free --h2-port (needs ARENA_TLS=1) and
 # cleartext h2c only on a free --h2c-port, passed as ARENA_H2_PORT and ARENA_H2C_PORT.
 # Otherwise both are 0 (none).
+# ARENA_PG=1 also starts a throwaway PostgreSQL cluster (pg_cluster.py: the HttpArena items
+# table, its own port and socket folder, run as nobody when root) before the server, which
+# gets its URL as DATABASE_URL; the client gets the cluster's folder as ARENA_PG_DIR (to
+# stop and restart it). The cluster is removed at the end, and by its watchdog if this
+# script is killed. No cluster (PostgreSQL not installed): exit 77 (skip). Without
+# ARENA_PG the server runs with no DATABASE_URL.
+# ARENA_SERVER_ARGS: more arguments for the server (split on spaces).
 # Exits with the client's status (or 1 if the server failed to start, died, or did not stop).
 set -uo pipefail
 bin=${1:?usage: run_validate.sh BIN [PYTHON [CLIENT [ARGS...]]]}
@@ -33,11 +40,24 @@ fi
 
 tmp=$(mktemp -d)
 pid=
+pgdir=
 cleanup() {
   if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then kill -KILL "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; fi
+  [ -n "$pgdir" ] && "$py" "$here/pg_cluster.py" remove "$pgdir"
   rm -rf "$tmp"
 }
 trap cleanup EXIT
+
+unset DATABASE_URL
+if [ "${ARENA_PG:-0}" = 1 ]; then
+  # Its own folder under /tmp (not under $tmp: the server runs as nobody and must reach it).
+  pgdir=$(mktemp -d /tmp/saturn-arena-pg-XXXXXX)
+  DATABASE_URL=$("$py" "$here/pg_cluster.py" start "$pgdir" --watch $$)
+  rc=$?
+  if [ $rc = 77 ]; then echo "SKIP run_validate: PostgreSQL is not installed"; exit 77; fi
+  [ $rc = 0 ] || { echo "run_validate: the PostgreSQL cluster did not start" >&2; exit 1; }
+  export DATABASE_URL ARENA_PG_DIR=$pgdir
+fi
 
 "$py" "$here/gen_data.py" "$tmp/data" || { echo "run_validate: gen_data.py failed" >&2; exit 1; }
 port=$("$py" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
@@ -81,7 +101,7 @@ if ctypes.CDLL(None, use_errno=True).prctl(41, 1, 0, 0, 0) != 0:  # PR_SET_THP_D
 os.execv(sys.argv[1], sys.argv[1:])')
 fi
 "${launch[@]}" "$bin" --bind 127.0.0.1 --port "$port" "${tls_args[@]}" "${h2c_args[@]}" --data "$tmp/data" --threads 2 \
-  >"$tmp/server.out" 2>&1 &
+  ${ARENA_SERVER_ARGS:-} >"$tmp/server.out" 2>&1 &
 pid=$!
 ready=0
 for _ in $(seq 1 100); do

@@ -121,6 +121,16 @@ TEST(pg_connection, typed_parameters_and_results_round_trip) {
       EXPECT_EQ(wrong.err().kind, pg::errc::type);
     }
     EXPECT_EQ(row.get<std::int64_t>(1).value(), 123456);  // widening is fine
+    // string_view: a view of the row's bytes for text-like columns, an error where the
+    // text would have to be made (a binary integer).
+    EXPECT_EQ(row.get<std::string_view>(6).value(), "héllo");
+    EXPECT_EQ(row.get<std::string_view>(9).value(), R"({"a": [1, 2]})");
+    EXPECT_EQ(row.get<std::optional<std::string_view>>(11).value(), std::nullopt);
+    auto int_as_view = row.get<std::string_view>(1);
+    EXPECT_FALSE(int_as_view);
+    if (!int_as_view) {
+      EXPECT_EQ(int_as_view.err().kind, pg::errc::type);
+    }
   }());
 }
 

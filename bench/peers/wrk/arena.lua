@@ -9,6 +9,12 @@
 --   upload N       POST /upload with an N-byte body (default 2 MiB)
 --   static         the 20 files of /static in HttpArena's order, each request with
 --                  Accept-Encoding: br;q=1, gzip;q=0.8 (as its static-rotate.lua)
+--   async-db       GET /async-db?min=10&max=50&limit={5,10,20,35,50} in turn (HttpArena's
+--                  rotation)
+--   crud           HttpArena's crud mix, drawn per request: 75% GET /crud/items/{1..50000},
+--                  15% PUT /crud/items/{1..50000}, 5% GET /crud/items?category=office&
+--                  page={1..10}&limit=10, 5% POST /crud/items with ids counting up from
+--                  100001 (an insert, then upserts once the run wraps around)
 -- The values vary (a, b, m) so no answer can be cached; scripts/bench checks one answer
 -- of every kind before the load. wrk's request() runs per thread: each thread cycles
 -- through the mix, so the connections of a thread share it.
@@ -17,6 +23,7 @@ local result = dofile(dir .. "result.lua")
 
 local reqs = {}
 local n = 0
+local dynamic = nil  -- a function making each request (crud), else reqs in turn
 
 local function raw(lines, body)
    return table.concat(lines, "\r\n") .. "\r\n\r\n" .. (body or "")
@@ -60,6 +67,27 @@ local STATIC = { "reset.css", "layout.css", "theme.css", "components.css", "util
                  "header.html", "footer.html", "regular.woff2", "bold.woff2", "logo.svg",
                  "icon-sprite.svg", "hero.webp", "thumb1.webp", "thumb2.webp", "manifest.json" }
 
+local PUT_BODY = '{"name":"Updated Product","category":"test","price":200,"quantity":25}'
+local post_id = 100000
+
+local function crud()
+   local k = math.random(20)
+   if k <= 15 then
+      return raw({ string.format("GET /crud/items/%d HTTP/1.1", math.random(50000)), host() })
+   elseif k <= 18 then
+      return raw({ string.format("PUT /crud/items/%d HTTP/1.1", math.random(50000)), host(),
+                   "Content-Type: application/json", "Content-Length: " .. #PUT_BODY }, PUT_BODY)
+   elseif k == 19 then
+      return raw({ string.format("GET /crud/items?category=office&page=%d&limit=10 HTTP/1.1", math.random(10)),
+                   host() })
+   end
+   post_id = post_id + 1
+   local body = string.format('{"id":%d,"name":"New Product","category":"test","price":150,"quantity":30}',
+                              post_id)
+   return raw({ "POST /crud/items HTTP/1.1", host(), "Content-Type: application/json",
+                "Content-Length: " .. #body }, body)
+end
+
 init = function(args)
    local mode = args[1] or "json"
    if mode == "baseline" then
@@ -84,12 +112,21 @@ init = function(args)
          reqs[#reqs + 1] = raw({ "GET /static/" .. f .. " HTTP/1.1", host(),
                                  "Accept-Encoding: br;q=1, gzip;q=0.8" })
       end
+   elseif mode == "async-db" then
+      for _, limit in ipairs({ 5, 10, 20, 35, 50 }) do
+         reqs[#reqs + 1] = raw({ string.format("GET /async-db?min=10&max=50&limit=%d HTTP/1.1", limit), host() })
+      end
+   elseif mode == "crud" then
+      -- Each thread its own random sequence (wrk gives every thread a fresh Lua state).
+      math.randomseed(os.time() + tonumber(tostring({}):match("0x(%x+)") or "0", 16) % 100000)
+      dynamic = crud
    else
       error("arena.lua: unknown mode " .. mode)
    end
 end
 
 request = function()
+   if dynamic then return dynamic() end
    n = n % #reqs + 1
    return reqs[n]
 end

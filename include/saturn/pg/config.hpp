@@ -49,6 +49,11 @@ struct config {
   /// PEM file of the CAs that verify_ca / verify_full trust (`sslrootcert=`); empty or
   /// "system": the system store (/etc/ssl/certs).
   std::string sslrootcert;
+  /// After a query is cancelled (a stopped task, an expired deadline): how long the
+  /// CancelRequest and then the wait for the server to end the statement may take before
+  /// the connection is given up as broken (a stalled server; the CancelRequest itself
+  /// waits at most 2 s). 0: the wait for the statement's end is not limited.
+  std::chrono::milliseconds cancel_timeout{10000};
 
   /// Parses a `postgres://` / `postgresql://` URL (percent-decoded user, password and
   /// database; `?host=/dir` selects a socket directory, like libpq) or a key=value string

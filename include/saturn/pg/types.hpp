@@ -8,6 +8,9 @@
 ///  float / double                    float4 / float8            float4, float8 (float: float4 only)
 ///  std::string, string_view, char*   text, type left to the     any column (its text form;
 ///                                    server ("unknown")         jsonb/json as their JSON text)
+///  std::string_view (read only)                                 text, varchar, bpchar, name, json,
+///                                                               jsonb and text-format columns: a
+///                                                               view into the row, no copy
 ///  pg::bytea                         bytea (binary)             bytea
 ///  pg::timestamp                     timestamptz (binary)       timestamp, timestamptz
 ///  std::optional<T>, std::nullopt    NULL or T                  NULL or T
@@ -154,6 +157,7 @@ result<std::string_view> decode_text(const field& f, std::string& scratch);
 result<bytea> decode_bytea(const field& f);
 result<timestamp> decode_timestamp(const field& f);
 error null_error(const field& f);
+error view_error(const field& f);
 
 template <class T>
 struct is_optional : std::false_type {};
@@ -192,6 +196,16 @@ result<T> decode(const field& f) {
       if (!v)
         return v.err();
       return scratch.empty() ? std::string(*v) : std::move(scratch);
+    } else if constexpr (std::is_same_v<T, std::string_view>) {
+      // lifetime: the view points into the row's bytes; a value that needs converting
+      // to text (an integer, a bool) has no bytes to point at.
+      std::string scratch;
+      auto v = decode_text(f, scratch);
+      if (!v)
+        return v.err();
+      if (!scratch.empty())
+        return view_error(f);
+      return *v;
     } else if constexpr (std::is_same_v<T, bytea>) {
       return decode_bytea(f);
     } else if constexpr (std::is_same_v<T, timestamp>) {

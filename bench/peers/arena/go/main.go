@@ -9,8 +9,8 @@
 // (net/http's built-in h2, ALPN h2 then http/1.1; baseline-h2, static-h2). --h2c-port S:
 // cleartext HTTP/2 by prior knowledge only (golang.org/x/net/http2/h2c; HTTP/1.1 there
 // gets 505; baseline-h2c, json-h2c). Routes: /baseline11, /baseline2, /pipeline,
-// /json/{count}, /upload, /static/, /ws (docs/arena.md §2, §4). SIGTERM: Shutdown,
-// exit 0 within 2 s.
+// /json/{count}, /upload, /static/, /ws (docs/arena.md §2, §4), and with DATABASE_URL
+// /async-db and /crud/items (db.go, pgx v4's pgxpool). SIGTERM: Shutdown, exit 0 within 2 s.
 package main
 
 import (
@@ -66,6 +66,11 @@ func main() {
 	mux.HandleFunc("/upload", upload)
 	mux.Handle("/static/", staticHandler(files))
 	mux.HandleFunc("/ws", ws)
+	db, err := openDatabase()
+	if err != nil {
+		fatal(fmt.Errorf("DATABASE_URL: %w", err))
+	}
+	dbRoutes(mux, db)
 
 	servers := []*http.Server{{Addr: fmt.Sprintf("127.0.0.1:%d", *port), Handler: mux}}
 	var cert tls.Certificate
