@@ -433,7 +433,7 @@ task<void> server::run_connection(Io& io, detail::conn_entry& entry, cleartext p
           // The head stays at the buffer's front, one window of room behind it, for the
           // handler's whole run (its views point into it).
           if ((parser.has_content_length() && parser.content_length() > limit) ||
-              !in.pin(ro.window + limits.max_chunk_line + 64)) {
+              !in.pin(parser.head_size(), ro.window + limits.max_chunk_line + 64)) {
             write_error(out, 413, "request body too large", m_opts.server_name, wo.head);
             stats.count(pre.route, 413);
             open = false;
