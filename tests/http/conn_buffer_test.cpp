@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cstddef>
+#include <algorithm>
 #include <cstring>
 #include <random>
 #include <string>
@@ -18,16 +19,22 @@ using saturn::http::detail::conn_buffer;
 constexpr std::size_t k_initial = 16 * 1024;
 constexpr std::size_t k_window = 64 * 1024 + 4096 + 64;  // window + chunk line + slack, as the server pins
 
-/// Fills the free space after the data (what one recv into it may bring) with bytes from
-/// `rng`, appending them to `mirror` too; returns how many.
+/// Fills the free space after the data (what one recv into it may bring), at most `upto`
+/// bytes, with random bytes (a slice of a random pool), appending them to `mirror` too;
+/// returns how many.
 std::size_t fill(conn_buffer& in, std::string& mirror, std::mt19937& rng, std::size_t upto) {
+  static const std::string pool = [] {
+    std::mt19937 r(1);
+    std::string p(1 << 20, '\0');
+    for (char& c : p)
+      c = static_cast<char>('a' + r() % 26);
+    return p;
+  }();
   auto room = in.free_space();
-  const std::size_t n = std::min(room.size(), upto);
-  for (std::size_t i = 0; i < n; ++i) {
-    const char c = static_cast<char>('a' + rng() % 26);
-    std::memcpy(room.data() + i, &c, 1);
-    mirror.push_back(c);
-  }
+  const std::size_t n = std::min({room.size(), upto, pool.size() / 2});
+  const std::size_t at = rng() % (pool.size() / 2);
+  std::memcpy(room.data(), pool.data() + at, n);
+  mirror.append(pool, at, n);
   in.commit(n);
   return n;
 }
