@@ -111,28 +111,34 @@ class conn_buffer {
     m_cap = ncap;
     return true;
   }
-  /// Moves the data to the front and makes room for `n` more bytes after it, so that the
-  /// next reads need no compaction or growth (a streamed body keeps its head in place);
-  /// false past the bound.
-  bool pin(std::size_t n) {
+  /// Moves the data to the front and makes the buffer hold at least `keep + n` bytes, so
+  /// that the first `keep` bytes (a streamed body's head, which must stay in place) have
+  /// `n` bytes of window behind them; false past the bound. Data already buffered after
+  /// `keep` (body bytes that came in with the head) counts against the window, so a
+  /// connection's buffer stays at most the largest head plus one window however many
+  /// bodies it streams: were the room measured after the data instead, each body would
+  /// grow the buffer by what the previous one left it to read in with the next head.
+  bool pin(std::size_t keep, std::size_t n) {
     if (m_start > 0) {
       std::memmove(m_buf.get(), m_buf.get() + m_start, m_end - m_start);
       m_end -= m_start;
       m_start = 0;
     }
-    if (m_cap - m_end >= n)
+    const std::size_t want = std::max(m_end, keep + n);  // m_end > keep + n: a larger buffer before
+    if (m_cap >= want)
       return true;
     // Exactly what is asked (not doubled): the window is the bound a streamed body keeps.
-    std::size_t need = m_end + n;
-    if (need > m_max + n)
+    if (want > m_max + n)
       return false;
-    std::unique_ptr<char[]> nbuf(new char[need]);
+    std::unique_ptr<char[]> nbuf(new char[want]);
     if (m_end > 0)
       std::memcpy(nbuf.get(), m_buf.get(), m_end);
     m_buf = std::move(nbuf);
-    m_cap = need;
+    m_cap = want;
     return true;
   }
+  /// Bytes the buffer can hold in all (for tests).
+  std::size_t capacity() const noexcept { return m_cap; }
   /// True if `n` more bytes fit after the data without moving it.
   bool fits(std::size_t n) const noexcept { return m_cap - m_end >= n; }
   /// Keeps the first `n` bytes of the data (n <= size()).

@@ -10,11 +10,15 @@
    by the kernel in ring order) is preallocated but only becomes resident as traffic first
    cycles through it, a one-time cost of the process that is not memory per upload. A
    server that held bodies would still grow by ~20 MiB per upload in the measured round.
-2. A slow sender: 100 KB in 10 KB pieces, 100 ms apart; the answer must still be right.
-3. Clients that abort mid-body (head + 1 MB of a declared 20 MB, then close): afterwards the
+2. The same N connections each POST --per-conn (default 32) bodies of 1 MiB one after the
+   other (keep-alive), at once: RSS growth per connection within the same limit, so a
+   connection holds one window however many bodies it streams (a buffer that grew by what
+   came in with each next head held ~1 MiB per connection here).
+3. A slow sender: 100 KB in 10 KB pieces, 100 ms apart; the answer must still be right.
+4. Clients that abort mid-body (head + 1 MB of a declared 20 MB, then close): afterwards the
    server answers a request and holds no more descriptors than before.
 
-Usage: upload_many.py --host 127.0.0.1 --port P [--uploads 16] [--data DIR]
+Usage: upload_many.py --host 127.0.0.1 --port P [--uploads 16] [--per-conn 32] [--data DIR]
 The server's PID comes from ARENA_SERVER_PID (run_validate.sh sets it). Exits 0 when all
 checks pass, 1 otherwise.
 """
@@ -58,14 +62,22 @@ def read_answer(sock, timeout=30.0):
     return status, body
 
 
-def concurrent_uploads(args, pid, failures, size=SIZE, measure=True):
+def concurrent_uploads(args, pid, failures, size=SIZE, measure=True, per_conn=1):
     block = os.urandom(1 << 20)
+
+    def first(size):
+        # The head goes out with the body's first 64 KiB, as a load generator writes a
+        # request, so the server's read of the head brings body bytes in with it.
+        lead = min(size, 64 * 1024)
+        return {"head": head(args.host, args.port, size) + block[:lead], "sent": lead}
+
     sel = selectors.DefaultSelector()
     conns = []
     for i in range(args.uploads):
         s = socket.create_connection((args.host, args.port))
         s.setblocking(False)
-        st = {"sock": s, "sent": 0, "head": head(args.host, args.port, size), "answer": b"", "i": i}
+        st = {"sock": s, "answer": b"", "i": i, "done": 0}
+        st.update(first(size))
         conns.append(st)
         sel.register(s, selectors.EVENT_WRITE | selectors.EVENT_READ, st)
     base = rss_kib(pid)
@@ -96,7 +108,13 @@ def concurrent_uploads(args, pid, failures, size=SIZE, measure=True):
                 except BlockingIOError:
                     continue
                 st["answer"] += chunk
-                if not chunk or st["answer"].endswith(str(size).encode()) or b"\r\n\r\n" in st["answer"] and \
+                ok = st["answer"].startswith(b"HTTP/1.1 200") and \
+                    st["answer"].endswith(b"\r\n\r\n" + str(size).encode())
+                if ok and st["done"] + 1 < per_conn:
+                    # Keep-alive: the next upload on the same connection.
+                    st.update(done=st["done"] + 1, answer=b"", **first(size))
+                    sel.modify(s, selectors.EVENT_WRITE | selectors.EVENT_READ, st)
+                elif not chunk or ok or b"\r\n\r\n" in st["answer"] and \
                         not st["answer"].startswith(b"HTTP/1.1 200"):
                     sel.unregister(s)
                     pending -= 1
@@ -106,20 +124,23 @@ def concurrent_uploads(args, pid, failures, size=SIZE, measure=True):
             last_sample = now
     for st in conns:
         ans = st["answer"]
-        if not (ans.startswith(b"HTTP/1.1 200") and ans.endswith(b"\r\n\r\n" + str(size).encode())):
-            failures.append(f"upload {st['i']} of {size} bytes: sent {st['sent']} bytes, "
-                            f"answer {ans[:60]!r}...{ans[-20:]!r}")
+        if not (ans.startswith(b"HTTP/1.1 200") and ans.endswith(b"\r\n\r\n" + str(size).encode())) or \
+                st["done"] + 1 != per_conn:
+            failures.append(f"upload {st['done'] + 1} of {per_conn} on connection {st['i']}, {size} bytes: "
+                            f"sent {st['sent']} bytes, answer {ans[:60]!r}...{ans[-20:]!r}")
         st["sock"].close()
     if not measure:
         print(f"warm-up: {args.uploads} concurrent {size >> 20} MiB uploads, RSS {base} KiB before, peak {peak} KiB")
         return
     per = (peak - base) / max(1, args.uploads)
-    print(f"{args.uploads} concurrent 20 MB uploads: RSS {base} KiB before, peak {peak} KiB, "
-          f"{per:.0f} KiB per upload (limit {args.max_rss_kib_per_upload})")
+    what = f"{args.uploads} concurrent {size >> 20} MiB uploads" if per_conn == 1 else \
+        f"{args.uploads} connections each uploading {per_conn} x {size >> 20} MiB (keep-alive)"
+    print(f"{what}: RSS {base} KiB before, peak {peak} KiB, "
+          f"{per:.0f} KiB per connection (limit {args.max_rss_kib_per_upload})")
     if args.max_rss_kib_per_upload <= 0:
         print("  (RSS not checked: --max-rss-kib-per-upload 0, e.g. a sanitizer build)")
     elif per > args.max_rss_kib_per_upload:
-        failures.append(f"RSS grew {per:.0f} KiB per concurrent upload (> {args.max_rss_kib_per_upload})")
+        failures.append(f"{what}: RSS grew {per:.0f} KiB per connection (> {args.max_rss_kib_per_upload})")
 
 
 def slow_upload(args, failures):
@@ -165,6 +186,7 @@ def main():
     ap.add_argument("--port", type=int, required=True)
     ap.add_argument("--data")
     ap.add_argument("--uploads", type=int, default=16)
+    ap.add_argument("--per-conn", type=int, default=32, help="keep-alive uploads per connection, last round")
     ap.add_argument("--deadline", type=float, default=120.0)
     ap.add_argument("--max-rss-kib-per-upload", type=float, default=256.0, help="0: do not check RSS")
     args = ap.parse_args()
@@ -177,6 +199,7 @@ def main():
     # the baseline is not a cold start.
     concurrent_uploads(args, pid, failures, size=4 << 20, measure=False)
     concurrent_uploads(args, pid, failures)
+    concurrent_uploads(args, pid, failures, size=1 << 20, per_conn=args.per_conn)
     slow_upload(args, failures)
     aborted_uploads(args, pid, failures)
     for f in failures:
