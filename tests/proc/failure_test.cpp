@@ -2,6 +2,7 @@
 #include "helpers.hpp"
 
 #include <gtest/gtest.h>
+#include <malloc.h>
 
 #include <fstream>
 #include <mutex>
@@ -365,15 +366,22 @@ TEST(Scale, MillionProcessesSpawnAndExitMemoryReturned) {
   // every fully free chunk back to the kernel. What stays is the pid table (32 bytes a
   // slot, kept for the generation counters that make stale pids safe) and malloc's caches.
   const std::size_t released = saturn::trim_task_memory();
+  // malloc's own free memory (the exited workers' arenas: about 14 MB in one run in four
+  // or five, as much in the commit before as after) is malloc's to keep, not saturn's:
+  // give it back too, so what is left is what saturn keeps.
+  ::malloc_trim(0);
   const long trimmed = rss_kib();
   std::fprintf(stderr, "# RSS KiB: start %ld, after 1M %ld, after 2M %ld, after trim %ld (%zu KiB released)\n", start,
                after_first, after_second, trimmed, released / 1024);
   EXPECT_GT(released, 0u);
   // Bounded by what is kept by design, not by a fraction of the peak (smaller frames, as
-  // clang makes them, lower the peak but not the pid table): the table plus 24 MiB for
-  // malloc's caches and partly used chunks. A frame per process kept would be ~150 MB.
+  // clang makes them, lower the peak but not the pid table): the table plus 32 MiB for
+  // partly used chunks. A frame per process kept would be ~150 MB. Measured on the 2-CPU
+  // VM (16 runs, malloc trimmed): two modes, 39-41 MB and 53-56 MB above the start; the
+  // earlier 24 MiB allowance (55.8 MB in all) failed about one run in four, at the commit
+  // before this bound's change as well.
   const long pid_table_kib = 32L * 1'000'000 / 1024;
-  EXPECT_LT(trimmed - start, pid_table_kib + 24 * 1024) << "memory not returned near the start";
+  EXPECT_LT(trimmed - start, pid_table_kib + 32 * 1024) << "memory not returned near the start";
 #endif
 }
 
