@@ -20,6 +20,7 @@
 
 #include <saturn/net/connect.hpp>
 #include <saturn/net/unix_socket.hpp>
+#include <saturn/task/this_task.hpp>
 #include <saturn/task/time.hpp>
 
 #include <sys/socket.h>
@@ -191,38 +192,47 @@ task<result<void>> connection_state::flush() {
   co_return result<void>{};
 }
 
-task<result<message>> connection_state::next(bool in_query) {
+bool connection_state::take_buffered(message& out) {
   for (;;) {
     const std::size_t avail = rbuf.size() - rpos;
-    if (avail >= 5) {
-      const std::int32_t len = get32(rbuf.data() + rpos + 1);
-      if (len < 4)
-        co_return fail(errc::protocol, "bad message length from the server");
-      if (avail >= static_cast<std::size_t>(len) + 1) {
-        message m{rbuf[rpos], rbuf.data() + rpos + 5, static_cast<std::size_t>(len) - 4};
-        rpos += static_cast<std::size_t>(len) + 1;
-        if (m.type == 'N')
-          continue;
-        if (m.type == 'S') {
-          const std::size_t k = strnlen(m.body, m.size);
-          const std::size_t vs = k + 1 < m.size ? strnlen(m.body + k + 1, m.size - k - 1) : 0;
-          server_params[std::string(m.body, k)] = std::string(k + 1 < m.size ? m.body + k + 1 : "", vs);
-          continue;
-        }
-        if (m.type == 'A' && m.size >= 4) {
-          notification n;
-          n.backend_pid = get32(m.body);
-          const char* p = m.body + 4;
-          const std::size_t cl = strnlen(p, m.size - 4);
-          n.channel.assign(p, cl);
-          if (4 + cl + 1 < m.size)
-            n.payload.assign(p + cl + 1, strnlen(p + cl + 1, m.size - 4 - cl - 1));
-          notifications.push_back(std::move(n));
-          co_return m;  // callers skip it; next_notification() looks at the queue
-        }
-        co_return m;
-      }
+    if (avail < 5)
+      return false;
+    const std::int32_t len = get32(rbuf.data() + rpos + 1);
+    if (len < 4 || avail < static_cast<std::size_t>(len) + 1)
+      return false;  // a bad length is next()'s to report
+    message m{rbuf[rpos], rbuf.data() + rpos + 5, static_cast<std::size_t>(len) - 4};
+    rpos += static_cast<std::size_t>(len) + 1;
+    if (m.type == 'N')
+      continue;
+    if (m.type == 'S') {
+      const std::size_t k = strnlen(m.body, m.size);
+      const std::size_t vs = k + 1 < m.size ? strnlen(m.body + k + 1, m.size - k - 1) : 0;
+      server_params[std::string(m.body, k)] = std::string(k + 1 < m.size ? m.body + k + 1 : "", vs);
+      continue;
     }
+    if (m.type == 'A' && m.size >= 4) {
+      notification n;
+      n.backend_pid = get32(m.body);
+      const char* p = m.body + 4;
+      const std::size_t cl = strnlen(p, m.size - 4);
+      n.channel.assign(p, cl);
+      if (4 + cl + 1 < m.size)
+        n.payload.assign(p + cl + 1, strnlen(p + cl + 1, m.size - 4 - cl - 1));
+      notifications.push_back(std::move(n));
+      // callers skip it; next_notification() looks at the queue
+    }
+    out = m;
+    return true;
+  }
+}
+
+task<result<message>> connection_state::next(bool in_query) {
+  for (;;) {
+    message m;
+    if (take_buffered(m))
+      co_return m;
+    if (rbuf.size() - rpos >= 5 && get32(rbuf.data() + rpos + 1) < 4)
+      co_return fail(errc::protocol, "bad message length from the server");
     // Need more bytes: compact, then receive.
     if (rpos > 0 && (rpos == rbuf.size() || rpos > recv_chunk)) {
       rbuf.erase(0, rpos);
@@ -235,9 +245,14 @@ task<result<message>> connection_state::next(bool in_query) {
     saturn::result<std::size_t> n = saturn::error{};
     if (cancelling)
       n = co_await shield(recv_some(this, into));
-    else if (tls)
+    else if (tls) {
       n = co_await tls->read(into);
-    else
+      // tls::stream::read completes without suspending while OpenSSL holds records it
+      // read ahead, so a large result would resume this frame and its caller once per
+      // chunk on one ever deeper stack (sanitizer builds make no tail calls: 100,000
+      // rows overflowed it). One yield per chunk lets the stack unwind.
+      co_await saturn::yield();
+    } else
       n = co_await sock.recv(into);
     if (!n) {
       rbuf.resize(have);
@@ -412,7 +427,14 @@ task<result<std::shared_ptr<const std::vector<column>>>> read_describe(connectio
   std::shared_ptr<const std::vector<column>> cols = std::make_shared<const std::vector<column>>();
   error first;
   for (;;) {
-    auto m = co_await s->next(true);
+    // Whole messages already received are taken without a task frame (and without
+    // nesting a resumption per row: sanitizer builds have no tail calls); next() only
+    // when bytes must be received.
+    detail::message got;
+    const bool have = s->take_buffered(got);
+    result<detail::message> m = have ? result<detail::message>(got) : result<detail::message>(error{});
+    if (!have)
+      m = co_await s->next(true);
     if (!m)
       co_return m.err();
     if (m->type == 'E') {

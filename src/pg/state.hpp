@@ -58,6 +58,10 @@ struct connection_state {
   /// Sends wbuf, shielded from cancellation (a half-sent message would desync the
   /// stream); clears it.
   task<result<void>> flush();
+  /// The next whole message already in rbuf, without suspending (NoticeResponse,
+  /// ParameterStatus and NotificationResponse handled as next() does); false when more
+  /// bytes must be received (or the next length is bad: next() reports that).
+  bool take_buffered(message& out);
   /// The next backend message; handles NoticeResponse, ParameterStatus and
   /// NotificationResponse itself. On a stop of the task while a query is in flight
   /// (`in_query`), sends CancelRequest once and keeps reading (shielded).
