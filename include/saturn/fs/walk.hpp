@@ -4,11 +4,11 @@
 /// ```
 /// fs::walk_options opts;
 /// opts.on_error = [](const fs::walk_error& e) { log(e.message()); };   // any worker
-/// std::atomic<std::uint64_t> bytes_of_names{0};      // user code: std::atomic (atomic door: example)
 /// auto r = co_await fs::walk("/srv/data", opts, [&](const fs::walk_entry& e) {
 ///   if (e.type == fs::entry_type::directory && e.name == ".git")
 ///     return fs::walk_action::skip;                  // do not descend
-///   bytes_of_names.fetch_add(e.name.size(), std::memory_order_relaxed);
+///   if (e.name.ends_with(".tmp"))
+///     log(std::string(e.name));                      // any worker, concurrently
 ///   return fs::walk_action::proceed;
 /// });
 /// if (!r) { log(r.err().message()); co_return; }     // ROOT not found, or cancelled
