@@ -4,13 +4,12 @@
 /// `timer_node` (waiting for a deadline in the loop's timer heap).
 #pragma once
 
+#include <saturn/loop/clock.hpp>
+
 #include <chrono>
 #include <cstdint>
 
 namespace saturn {
-
-/// The clock every deadline in saturn uses (CLOCK_MONOTONIC, read through the vDSO).
-using clock = std::chrono::steady_clock;
 
 /// An operation in flight in the kernel. Its address is the SQE's user_data, and the
 /// loop calls `m_complete` with the CQE's result in O(1) — no lookup, no allocation.
