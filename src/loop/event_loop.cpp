@@ -40,7 +40,8 @@ event_loop::event_loop(const loop_options& opts) {
   // (An invalid count is reported when the ring is first made.)
   const unsigned most = std::max(opts.recv_buffer_count, std::min(opts.recv_buffer_count * buf_ring::max_chunks, 32768u));
   m_recv_buffer_max = std::clamp(opts.recv_buffer_max, opts.recv_buffer_count, most);
-  m_timer_spin_ns = opts.timer_spin.count() > 0 ? opts.timer_spin.count() : 0;
+  // A simulated ring (saturn/sim) keeps virtual time: a timer is never late, so no spin.
+  m_timer_spin_ns = opts.timer_spin.count() > 0 && !m_ring->simulated() ? opts.timer_spin.count() : 0;
   m_wake_fd = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (m_wake_fd < 0)
     throw std::system_error(errno, std::system_category(),

@@ -148,11 +148,10 @@ void event_loop::link_timeout(const kernel_timespec* ts, operation* op) {
 }
 
 std::error_code event_loop::register_buffers(std::span<const ::iovec> buffers) {
-  io_uring_unregister_buffers(m_ring->raw());
-  int r = io_uring_register_buffers(m_ring->raw(), buffers.data(), static_cast<unsigned>(buffers.size()));
+  int r = m_ring->register_buffers(buffers.data(), static_cast<unsigned>(buffers.size()));
   return r < 0 ? std::error_code(-r, std::system_category()) : std::error_code{};
 }
 
-void event_loop::unregister_buffers() noexcept { io_uring_unregister_buffers(m_ring->raw()); }
+void event_loop::unregister_buffers() noexcept { m_ring->unregister_buffers(); }
 
 }  // namespace saturn

@@ -161,7 +161,7 @@ std::unique_ptr<buf_ring> event_loop::make_buf_ring(std::uint16_t group, unsigne
   reg.ring_addr = reinterpret_cast<std::uint64_t>(ring_mem);
   reg.ring_entries = capacity;
   reg.bgid = group;
-  int r = io_uring_register_buf_ring(m_ring->raw(), &reg, 0);
+  int r = m_ring->register_buf_ring(reg);
   if (r < 0) {
     ec = std::error_code(-r, std::system_category());
     ::munmap(mem, static_cast<std::size_t>(count) * size);
@@ -203,7 +203,7 @@ buf_ring::buf_ring(ring::uring* r, void* ring_mem, std::size_t ring_bytes, std::
 }
 
 buf_ring::~buf_ring() {
-  io_uring_unregister_buf_ring(m_ring->raw(), m_group);
+  m_ring->unregister_buf_ring(m_group);
   const std::size_t chunk_bytes = static_cast<std::size_t>(m_chunk_mask + 1) * m_size;
   for (std::byte* c : m_chunks)
     if (c != nullptr)

@@ -3,6 +3,7 @@
 #include "ring/ring.hpp"
 
 #include "ring/faults.hpp"
+#include "ring/sim/kernel.hpp"
 
 #include <sys/resource.h>
 #include <unistd.h>
@@ -133,6 +134,13 @@ uring::uring(const setup_options& opts) {
     const int err = faults->plan.setup_error;
     throw std::system_error(err, std::system_category(), describe_setup_error(err, entries));
   }
+  if (std::shared_ptr<sim_kernel> sim = current_sim_kernel()) {
+    setup_simulated(std::move(sim), entries, opts.cq_entries != 0 ? opts.cq_entries : entries * 4);
+    if (faults)
+      m_faults = std::make_unique<ring_faults>(std::move(faults));
+    m_hooked = true;
+    return;
+  }
   int result = -EINVAL;
   int chosen = -1;
   for (int i = g_first_candidate.load(std::memory_order_relaxed); i < k_candidate_count; ++i) {
@@ -189,9 +197,63 @@ uring::uring(const setup_options& opts) {
   m_features.registered_fd = io_uring_register_ring_fd(&m_ring) == 1;
   if (faults)
     m_faults = std::make_unique<ring_faults>(std::move(faults));
+  m_hooked = m_faults != nullptr;
 }
 
-uring::~uring() { io_uring_queue_exit(&m_ring); }
+void uring::setup_simulated(std::shared_ptr<sim_kernel> sim, unsigned entries, unsigned cq_entries) {
+  m_sim = std::make_unique<sim_ring>(std::move(sim), m_ring, entries, cq_entries);
+  // What the simulated kernel offers: the most-preferred setup, and every opcode saturn uses.
+  m_features.single_issuer = true;
+  m_features.defer_taskrun = true;
+  m_features.taskrun_flag = true;
+  m_features.no_sqarray = true;
+  m_features.ext_arg = true;
+  m_features.nodrop = true;
+  m_features.cqe_skip = true;
+  m_features.msg_ring = true;
+  m_supported.assign(probed_opcodes, true);
+}
+
+uring::~uring() {
+  if (m_sim)
+    m_sim.reset();
+  else
+    io_uring_queue_exit(&m_ring);
+}
+
+int uring::hooked_submit() {
+  if (m_faults)
+    apply_faults();
+  if (m_sim)
+    return m_sim->submit();
+  if (m_features.taskrun_flag)
+    return io_uring_submit(&m_ring);
+  return io_uring_submit_and_get_events(&m_ring);
+}
+
+int uring::register_buf_ring(io_uring_buf_reg& reg) {
+  if (m_sim)
+    return m_sim->register_buf_ring(reg);
+  return io_uring_register_buf_ring(&m_ring, &reg, 0);
+}
+
+int uring::unregister_buf_ring(unsigned group) noexcept {
+  if (m_sim)
+    return m_sim->unregister_buf_ring(group);
+  return io_uring_unregister_buf_ring(&m_ring, static_cast<int>(group));
+}
+
+int uring::register_buffers(const ::iovec* iov, unsigned count) {
+  if (m_sim)
+    return 0;  // the simulation reads and writes through the addresses themselves
+  io_uring_unregister_buffers(&m_ring);
+  return io_uring_register_buffers(&m_ring, iov, count);
+}
+
+void uring::unregister_buffers() noexcept {
+  if (!m_sim)
+    io_uring_unregister_buffers(&m_ring);
+}
 
 io_uring_sqe* uring::get_sqe_slow() {
   for (;;) {
@@ -205,6 +267,10 @@ void uring::make_room() {
   // The SQ is full: hand it to the kernel. Under CQ overflow the kernel may refuse
   // (-EBUSY/-EAGAIN); then copy the ready CQEs aside (no completion runs re-entrantly) and
   // let it flush its overflow list into the CQ, and try again.
+  if (m_sim) {
+    hooked_submit();  // the simulated kernel takes every SQE at once
+    return;
+  }
   for (int attempt = 0; attempt < 1'000'000; ++attempt) {
     if (m_faults)
       apply_faults();
@@ -250,8 +316,12 @@ void uring::copy_aside() {
 }
 
 int uring::enter(unsigned wait_nr, std::int64_t timeout_ns) {
-  if (m_faults) [[unlikely]]
-    apply_faults();
+  if (m_hooked) [[unlikely]] {
+    if (m_faults)
+      apply_faults();
+    if (m_sim)
+      return m_sim->enter(wait_nr, timeout_ns);
+  }
   if (timeout_ns < 0)
     return io_uring_submit_and_wait(&m_ring, wait_nr);
   __kernel_timespec ts{};

@@ -23,6 +23,8 @@
 namespace saturn::ring {
 
 class ring_faults;
+class sim_ring;
+class sim_kernel;
 
 /// IORING_OP_WAITID (Linux 6.7): waitid(2) as a ring operation. liburing 2.3's enum stops
 /// before it (its IORING_OP_LAST is 48), so the number is the kernel uapi's own: after
@@ -129,8 +131,8 @@ class uring {
   /// then: an enter that only submits skips the kernel's completion-wait path, and with
   /// nothing to submit and nothing pending there is no syscall at all.
   int submit_and_get_events() {
-    if (m_faults) [[unlikely]]
-      apply_faults();
+    if (m_hooked) [[unlikely]]
+      return hooked_submit();
     if (m_features.taskrun_flag) [[likely]]
       return io_uring_submit(&m_ring);
     return io_uring_submit_and_get_events(&m_ring);
@@ -171,8 +173,21 @@ class uring {
   /// operation with this user_data (the loop's own wake read).
   void exempt_from_faults(std::uint64_t user_data) noexcept;
 
+  /// Registers a provided-buffer ring (io_uring_register_buf_ring). Returns 0 or -errno.
+  int register_buf_ring(io_uring_buf_reg& reg);
+  /// Unregisters provided-buffer group `group`. Returns 0 or -errno.
+  int unregister_buf_ring(unsigned group) noexcept;
+  /// Registers fixed buffers, replacing any earlier set. Returns 0 or -errno.
+  int register_buffers(const ::iovec* iov, unsigned count);
+  void unregister_buffers() noexcept;
+  /// True when the ring is simulated (saturn/sim/world.hpp).
+  bool simulated() const noexcept { return m_sim != nullptr; }
+
  private:
   io_uring_sqe* get_sqe_slow();
+  void setup_simulated(std::shared_ptr<sim_kernel> sim, unsigned entries, unsigned cq_entries);
+  /// submit_and_get_events under fault injection or simulation.
+  int hooked_submit();
   /// Lets the fault injector see the SQEs about to be submitted.
   void apply_faults() noexcept;
   /// reap()'s loop: every ready CQE (copied-aside ones first) to `fn`.
@@ -228,6 +243,8 @@ class uring {
   std::vector<bool> m_supported;
   std::vector<cqe_copy> m_copied;
   std::unique_ptr<ring_faults> m_faults;  // null unless a testing::fault_scope was live at setup
+  std::unique_ptr<sim_ring> m_sim;        // null unless a sim::world was live at setup
+  bool m_hooked = false;                  // m_faults or m_sim: one test on the hot path
 };
 
 }  // namespace saturn::ring

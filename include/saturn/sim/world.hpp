@@ -1,0 +1,108 @@
+/// \file
+/// Deterministic simulation: a simulated kernel under the loop and a virtual clock, so a
+/// whole saturn program is a function of a seed.
+///
+/// While a `sim::world` lives, every ring set up on its thread is simulated: its SQ and CQ
+/// are plain memory, and each io_uring_enter goes to the world instead of the kernel. The
+/// world
+///   * completes every operation after a latency its seeded PRNG picks (so independent
+///     operations complete in a seed-chosen order, cancels race completions), keeping
+///     completions on one descriptor in submission order;
+///   * keeps time: saturn::clock reads the world's virtual clock; an enter costs a little
+///     virtual time; a loop that waits jumps the clock to the next event at once (an hour
+///     of timers takes microseconds);
+///   * implements timeouts, linked timeouts, cancellation (by user_data, by fd, any/all),
+///     NOPs and MSG_RING itself, in virtual time;
+///   * passes operations on real descriptors (files, sockets, pipes, eventfds) through to
+///     the real kernel without ever blocking: it performs each one at the moment it picks,
+///     non-blocking, and parks one that would block until its descriptor is ready.
+///     Loopback TCP between endpoints of the same simulated program is synchronous in the
+///     kernel, so such a program stays deterministic (its descriptor numbers and ports are
+///     left out of the trace);
+///   * detects a deadlock: a loop that waits while nothing in the world can ever complete
+///     (no event scheduled, no parked descriptor ready) gets sim::deadlock_error, naming
+///     what is in flight, instead of hanging.
+/// Every completion is folded into a trace hash (virtual time, ring, opcode, result,
+/// flags; never addresses or descriptor numbers): the same seed gives the same hash.
+///
+/// The simulation is single-threaded: rings must be set up on the world's thread (a
+/// thread_pool's workers cannot be simulated yet; use saturn::runtime). Without a world
+/// the cost is one predicted branch per enter and per clock read.
+///
+/// Threading: construct, use and destroy a world on one thread; worlds do not nest.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+
+namespace saturn::ring {
+class sim_kernel;
+}
+
+namespace saturn::sim {
+
+/// How the simulated kernel behaves. Every duration is virtual time.
+struct options {
+  /// Latency of a completion: uniform in [min_latency, max_latency], drawn per operation.
+  std::chrono::nanoseconds min_latency{500};
+  std::chrono::nanoseconds max_latency{20'000};
+  /// Virtual time one io_uring_enter costs (a loop that polls without waiting still sees
+  /// time pass, as it would on a real machine).
+  std::chrono::nanoseconds enter_cost{300};
+  /// Probability that a cancel which finds its target already completing reports
+  /// -EALREADY rather than -ENOENT (the kernel returns either, depending on timing).
+  double cancel_already = 0.5;
+  /// A run whose virtual clock passes this much after the world began fails with
+  /// sim::time_limit_error (a livelock, or a program that never ends).
+  std::chrono::nanoseconds time_limit = std::chrono::hours(24 * 7);
+  /// Real time a world stuck with only parked real descriptors (and no event) waits for
+  /// one of them before it reports a deadlock. 0: report at once, which suits a closed
+  /// program (its own descriptors can only be made ready by itself); raise it when the
+  /// program waits for something outside (a child process, a server in another process),
+  /// at the price of determinism.
+  std::chrono::milliseconds external_wait{0};
+};
+
+/// A loop waited while nothing in the simulated world could ever complete.
+class deadlock_error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// The virtual clock passed options::time_limit.
+class time_limit_error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// While it lives, rings set up on this thread are simulated and saturn::clock is virtual
+/// (see the file comment). Throws std::logic_error when another world lives.
+class world {
+ public:
+  explicit world(std::uint64_t seed, const options& opts = {});
+  ~world();
+  world(const world&) = delete;
+  world& operator=(const world&) = delete;
+
+  /// The seed this world was made with.
+  std::uint64_t seed() const noexcept;
+  /// The hash of every completion delivered so far (see the file comment).
+  std::uint64_t trace_hash() const noexcept;
+  /// Completions delivered so far, over every simulated ring.
+  std::uint64_t completions() const noexcept;
+  /// Virtual time elapsed since the world began.
+  std::chrono::nanoseconds elapsed() const noexcept;
+  /// A pseudo-random number from the world's own stream (for a scenario's choices, so they
+  /// replay with the seed too).
+  std::uint64_t random() noexcept;
+  /// Uniform in [0, n); 0 when n is 0.
+  std::uint64_t random_below(std::uint64_t n) noexcept;
+
+ private:
+  std::shared_ptr<ring::sim_kernel> m_kernel;
+};
+
+}  // namespace saturn::sim

@@ -1,0 +1,50 @@
+// sim::world: installs a simulated kernel for the rings set up while it lives, and hands
+// the virtual clock to saturn::clock (include/saturn/sim/world.hpp).
+#include <saturn/sim/world.hpp>
+
+#include <saturn/loop/clock.hpp>
+
+#include <mutex>
+#include <stdexcept>
+
+#include "ring/sim/kernel.hpp"
+
+namespace saturn::ring {
+namespace {
+std::mutex g_lock;
+std::shared_ptr<sim_kernel> g_kernel;  // guarded by g_lock
+}  // namespace
+
+std::shared_ptr<sim_kernel> current_sim_kernel() noexcept {
+  std::lock_guard lock(g_lock);
+  return g_kernel;
+}
+}  // namespace saturn::ring
+
+namespace saturn::sim {
+
+world::world(std::uint64_t seed, const options& opts) : m_kernel(std::make_shared<ring::sim_kernel>(seed, opts)) {
+  std::lock_guard lock(ring::g_lock);
+  if (ring::g_kernel)
+    throw std::logic_error("saturn::sim::world: another world lives (worlds do not nest)");
+  ring::g_kernel = m_kernel;
+  // ordering: relaxed; clock::now() on this thread reads it.
+  saturn::detail::g_virtual_now_ns.store(m_kernel->now(), std::memory_order_relaxed);
+}
+
+world::~world() {
+  std::lock_guard lock(ring::g_lock);
+  ring::g_kernel.reset();
+  saturn::detail::g_virtual_now_ns.store(0, std::memory_order_relaxed);
+}
+
+std::uint64_t world::seed() const noexcept { return m_kernel->seed(); }
+std::uint64_t world::trace_hash() const noexcept { return m_kernel->trace_hash(); }
+std::uint64_t world::completions() const noexcept { return m_kernel->completions(); }
+std::chrono::nanoseconds world::elapsed() const noexcept {
+  return std::chrono::nanoseconds(m_kernel->now() - m_kernel->epoch());
+}
+std::uint64_t world::random() noexcept { return m_kernel->prng().next(); }
+std::uint64_t world::random_below(std::uint64_t n) noexcept { return m_kernel->prng().below(n); }
+
+}  // namespace saturn::sim
