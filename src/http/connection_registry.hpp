@@ -8,17 +8,19 @@
 #include <sys/socket.h>
 
 #include <saturn/detail/atomic.hpp>
+#include <saturn/loop/clock.hpp>
+
+#include <chrono>
 #include <cstdint>
 #include <ctime>
 #include <mutex>
 
 namespace saturn::http::detail {
 
-/// Milliseconds of CLOCK_MONOTONIC_COARSE (a vDSO read of a few ns).
+/// Milliseconds of CLOCK_MONOTONIC_COARSE (a vDSO read of a few ns; virtual time under a
+/// simulation, see saturn/loop/clock.hpp).
 inline std::int64_t coarse_now_ms() noexcept {
-  ::timespec ts{};
-  ::clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-  return static_cast<std::int64_t>(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
+  return std::chrono::duration_cast<std::chrono::milliseconds>(clock::coarse_now().time_since_epoch()).count();
 }
 
 /// idle: waiting for a request; reading: a request began; busy: its handler runs;

@@ -1,8 +1,9 @@
 // The simulated kernel (src/ring/sim) under whole programs: virtual time, determinism from
 // the seed, deadlock detection, cancellation racing completion, loopback TCP passed through.
-#include <saturn/net.hpp>
 #include <saturn/sim/run.hpp>
 #include <saturn/task.hpp>
+
+#include "sim/scenarios.hpp"
 
 #include <gtest/gtest.h>
 
@@ -18,7 +19,6 @@
 using namespace std::chrono_literals;
 using saturn::task;
 namespace sim = saturn::sim;
-namespace net = saturn::net;
 
 namespace {
 
@@ -46,51 +46,11 @@ TEST(SimWorld, ClockIsRealAgainAfterTheWorld) {
   EXPECT_GE(b - a, 0s);
 }
 
-// Eight tasks doing seed-chosen mixes of NOPs, sleeps, kernel timeouts and timeouts racing
-// them: the trace is a function of the seed.
-task<void> busy_worker(sim::world& w, int id, int* done) {
-  const int steps = 5 + static_cast<int>(w.random_below(20));
-  for (int i = 0; i < steps; ++i) {
-    switch (w.random_below(4)) {
-      case 0: {
-        auto r = co_await saturn::nop();
-        EXPECT_TRUE(r.has_value());
-        break;
-      }
-      case 1:
-        co_await saturn::sleep_for(std::chrono::microseconds(w.random_below(500)));
-        break;
-      case 2: {
-        auto r = co_await saturn::kernel_timeout(std::chrono::microseconds(1 + w.random_below(300)));
-        EXPECT_TRUE(r.has_value()) << r.err().message();
-        break;
-      }
-      default: {
-        auto r = co_await saturn::with_timeout(std::chrono::microseconds(w.random_below(40)),
-                                               saturn::sleep_for(std::chrono::microseconds(w.random_below(40))));
-        (void)r;
-      }
-    }
-  }
-  ++*done;
-  (void)id;
-}
-
-task<void> busy(sim::world& w) {
-  int done = 0;
-  std::vector<saturn::join_handle<void>> hs;
-  for (int i = 0; i < 8; ++i)
-    hs.push_back(saturn::spawn(busy_worker(w, i, &done)));
-  for (auto& h : hs)
-    co_await h;
-  EXPECT_EQ(done, 8);
-}
-
 TEST(SimWorld, SameSeedSameTraceOtherSeedsDiffer) {
   std::set<std::uint64_t> hashes;
   for (std::uint64_t seed = 1; seed <= 20; ++seed) {
-    sim::outcome a = sim::run(seed, {}, busy);
-    sim::outcome b = sim::run(seed, {}, busy);
+    sim::outcome a = sim::run(seed, {}, saturn::sim_scenarios::timers_scenario);
+    sim::outcome b = sim::run(seed, {}, saturn::sim_scenarios::timers_scenario);
     ASSERT_TRUE(a.ok) << "seed " << seed << ": " << a.failure;
     ASSERT_TRUE(b.ok) << "seed " << seed << ": " << b.failure;
     EXPECT_EQ(a.trace_hash, b.trace_hash) << "seed " << seed;
@@ -161,73 +121,10 @@ TEST(SimWorld, CancellationRacesCompletionBothWays) {
 
 // Loopback TCP passes through to the kernel; with everything on one thread it stays a
 // function of the seed.
-task<void> echo_server(net::tcp_listener* l, int clients) {
-  std::vector<saturn::join_handle<void>> hs;
-  for (int i = 0; i < clients; ++i) {
-    auto c = co_await l->accept();
-    EXPECT_TRUE(c.has_value());
-    if (!c)
-      co_return;
-    hs.push_back(saturn::spawn([](net::tcp_stream s) -> task<void> {
-      for (;;) {
-        auto chunk = co_await s.receive();
-        if (!chunk || chunk->empty())
-          break;
-        auto w = co_await s.send(*chunk);
-        if (!w)
-          break;
-      }
-    }(std::move(*c))));
-  }
-  for (auto& h : hs)
-    co_await h;
-}
-
-task<void> echo_client(std::uint16_t port, int id, int* ok) {
-  auto c = co_await net::tcp_stream::connect(net::address::loopback_v4(port));
-  EXPECT_TRUE(c.has_value());
-  if (!c)
-    co_return;
-  for (int round = 0; round < 3; ++round) {
-    const std::string msg = "client " + std::to_string(id) + " round " + std::to_string(round) + std::string(100 * id, 'x');
-    auto w = co_await c->send(std::as_bytes(std::span(msg)));
-    EXPECT_TRUE(w.has_value());
-    std::string back;
-    while (back.size() < msg.size()) {
-      std::byte buf[4096];
-      auto n = co_await c->recv(buf);
-      if (!n || *n == 0)
-        break;
-      back.append(reinterpret_cast<const char*>(buf), *n);
-    }
-    EXPECT_EQ(back, msg);
-    if (back == msg)
-      ++*ok;
-  }
-  co_await c->close();
-}
-
-task<void> echo(sim::world&) {
-  auto l = net::tcp_listener::bind(net::address::loopback_v4(0));
-  EXPECT_TRUE(l.has_value());
-  if (!l)
-    co_return;
-  const std::uint16_t port = l->local_address()->port();
-  int ok = 0;
-  auto server = saturn::spawn(echo_server(&*l, 4));
-  std::vector<saturn::join_handle<void>> hs;
-  for (int i = 0; i < 4; ++i)
-    hs.push_back(saturn::spawn(echo_client(port, i, &ok)));
-  for (auto& h : hs)
-    co_await h;
-  co_await server;
-  EXPECT_EQ(ok, 12);
-}
-
 TEST(SimWorld, LoopbackEchoIsAFunctionOfTheSeed) {
   for (std::uint64_t seed = 1; seed <= 5; ++seed) {
-    sim::outcome a = sim::run(seed, {}, echo);
-    sim::outcome b = sim::run(seed, {}, echo);
+    sim::outcome a = sim::run(seed, {}, saturn::sim_scenarios::echo_scenario);
+    sim::outcome b = sim::run(seed, {}, saturn::sim_scenarios::echo_scenario);
     ASSERT_TRUE(a.ok) << a.failure;
     ASSERT_TRUE(b.ok) << b.failure;
     EXPECT_EQ(a.trace_hash, b.trace_hash) << "seed " << seed;

@@ -17,6 +17,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <ctime>
 
 namespace saturn {
 
@@ -41,6 +42,18 @@ struct clock {
     if (v != 0) [[unlikely]]
       return time_point(duration(v));
     return time_point(std::chrono::duration_cast<duration>(std::chrono::steady_clock::now().time_since_epoch()));
+  }
+  /// CLOCK_MONOTONIC_COARSE: the same epoch as now(), a few ns to read, a scheduler tick
+  /// (1-4 ms) of resolution. For deadlines checked in bulk (the HTTP server's sweep).
+  /// Virtual under a simulation, like now().
+  static time_point coarse_now() noexcept {
+    // ordering: relaxed; as in now().
+    const std::int64_t v = detail::g_virtual_now_ns.load(std::memory_order_relaxed);
+    if (v != 0) [[unlikely]]
+      return time_point(duration(v));
+    ::timespec ts{};
+    ::clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+    return time_point(duration(static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec));
   }
 };
 

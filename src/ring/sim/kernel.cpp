@@ -3,6 +3,7 @@
 // in real_ops.cpp.
 #include "ring/sim/kernel.hpp"
 
+#include <fcntl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -120,7 +121,11 @@ sim_kernel::sim_kernel(std::uint64_t seed, const sim::options& opts)
   fold(seed);
 }
 
-sim_kernel::~sim_kernel() = default;
+sim_kernel::~sim_kernel() {
+  for (auto& [id, op] : m_ops)
+    if (op->pinned_fd >= 0)
+      ::close(op->pinned_fd);
+}
 
 bool sim_kernel::on_world_thread() const noexcept {
   return static_cast<std::uintptr_t>(::syscall(SYS_gettid)) == m_thread;
@@ -136,8 +141,11 @@ void sim_kernel::detach(sim_ring* r) noexcept {
   m_rings.erase(std::remove(m_rings.begin(), m_rings.end(), r), m_rings.end());
   // Its ops can no longer complete anywhere: forget them (the ring's owner cancelled and
   // reaped everything before destroying it; what is left is fire-and-forget).
-  for (std::uint64_t id : r->m_live)
-    m_ops.erase(id);
+  for (std::uint64_t id : r->m_live) {
+    auto it = m_ops.find(id);
+    if (it != m_ops.end())
+      forget(it->second.get());
+  }
   r->m_live.clear();
 }
 
@@ -328,7 +336,19 @@ void sim_kernel::finish(sim_op* op, int res, unsigned flags) {
   }
 }
 
-void sim_kernel::forget(sim_op* op) noexcept { m_ops.erase(op->id); }
+void sim_kernel::forget(sim_op* op) noexcept {
+  if (op->pinned_fd >= 0)
+    ::close(op->pinned_fd);
+  m_ops.erase(op->id);
+}
+
+void sim_kernel::park(sim_op* op) {
+  op->parked = true;
+  m_parked.push_back(op->id);
+  // Only ops on a descriptor pin it (waitid parks with an id, not a file).
+  if (op->pinned_fd < 0 && op->park_events != 0 && op->sqe().fd >= 0)
+    op->pinned_fd = ::fcntl(op->sqe().fd, F_DUPFD_CLOEXEC, 0);
+}
 
 void sim_kernel::step() {
   advance_to(m_now + m_opts.enter_cost.count());
@@ -382,8 +402,7 @@ void sim_kernel::run_due() {
       // A multishot op stays armed: back to waiting for its descriptor.
       ++op->gen;
       op->st = sim_op::state::waiting;
-      op->parked = true;
-      m_parked.push_back(op->id);
+      park(op);
     }
   }
 }
@@ -394,10 +413,19 @@ void sim_kernel::stuck() {
     run_due();
     return;
   }
+  m_failed = true;
   throw sim::deadlock_error("saturn::sim: deadlock after " + std::to_string((m_now - m_epoch) / 1000) +
                             " us of virtual time (seed " + std::to_string(m_seed) +
                             "): a loop waits for a completion and nothing in the simulated world can produce "
                             "one. " + describe_in_flight());
+}
+
+void sim_kernel::fail_time_limit() {
+  m_failed = true;
+  throw sim::time_limit_error("saturn::sim: the virtual clock passed options::time_limit (" +
+                              std::to_string(m_opts.time_limit.count() / 1'000'000) + " ms, seed " +
+                              std::to_string(m_seed) + "): a livelock, or a program that never ends. " +
+                              describe_in_flight());
 }
 
 std::string sim_kernel::describe_in_flight() const {
@@ -416,8 +444,11 @@ std::string sim_kernel::describe_in_flight() const {
       break;
     }
     char buf[96];
+    const char* state = op->parked ? ", waiting for the descriptor"
+                        : op->st == sim_op::state::scheduled ? ", completing"
+                                                              : "";
     std::snprintf(buf, sizeof buf, " %s(fd %d, ring %u%s)", opcode_name(op->sqe().opcode), op->sqe().fd,
-                  op->ring->m_serial, op->parked ? ", waiting for the descriptor" : "");
+                  op->ring->m_serial, state);
     s += buf;
   }
   return s;

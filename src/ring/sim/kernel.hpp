@@ -50,6 +50,11 @@ struct sim_op {
   bool multishot = false;
   short park_events = 0;
   bool connecting = false;  // a CONNECT that got EINPROGRESS
+  /// While parked, the op holds its own reference to the file (a dup), as an io_uring
+  /// request holds the file it works on: a close(2) of the descriptor meanwhile neither
+  /// ends the op nor closes the socket (no FIN) until the op completes or is cancelled.
+  int pinned_fd = -1;
+  int fd() const noexcept { return pinned_fd >= 0 ? pinned_fd : sqe().fd; }
   std::uint32_t gen = 0;
   int res = 0;
   unsigned cqe_flags = 0;
@@ -131,9 +136,14 @@ class sim_kernel {
   /// Nothing can complete: waits options::external_wait for a parked real descriptor,
   /// returns if one made progress, else throws sim::deadlock_error.
   void stuck();
+  /// Throws sim::time_limit_error (once: teardown after a failure must not throw again,
+  /// the loop's shutdown is noexcept).
+  [[noreturn]] void fail_time_limit();
   void advance_to(std::int64_t t) noexcept;
   void cancel_op(sim_op* op);
   void forget(sim_op* op) noexcept;
+  /// Parks `op` until its descriptor is ready, pinning the file (sim_op::pinned_fd).
+  void park(sim_op* op);
   std::int64_t latency() noexcept;
   void fold(std::uint64_t v) noexcept;
   std::string describe_in_flight() const;
@@ -146,6 +156,7 @@ class sim_kernel {
   std::uint64_t m_hash = 0xcbf29ce484222325ull;
   std::uint64_t m_completions = 0;
   std::uint64_t m_next_id = 1;
+  bool m_failed = false;  // a deadlock or time limit was reported: the run is being torn down
   std::priority_queue<event, std::vector<event>, std::greater<>> m_events;
   std::unordered_map<std::uint64_t, std::unique_ptr<sim_op>> m_ops;
   std::vector<std::uint64_t> m_parked;  // ids of parked ops (stale ids skipped)
@@ -218,19 +229,21 @@ bool sim_kernel::wait_until(Ready ready, std::int64_t deadline) {
     }
     const std::int64_t next = next_event_time();
     if (next == INT64_MAX && deadline == INT64_MAX) {
+      if (m_failed)
+        return false;  // tearing down after a failure: give up the wait, never throw again
       stuck();  // returns only when a parked descriptor made progress
       continue;
     }
     if (next > deadline) {
       advance_to(deadline);
+      if (m_now - m_epoch > m_opts.time_limit.count() && !m_failed)
+        fail_time_limit();
       run_due();
       return ready();
     }
     advance_to(next);
-    if (m_now - m_epoch > m_opts.time_limit.count())
-      throw sim::time_limit_error("saturn::sim: the virtual clock passed options::time_limit (" +
-                                  std::to_string(m_opts.time_limit.count() / 1'000'000'000) +
-                                  " s): a livelock, or a program that never ends. " + describe_in_flight());
+    if (m_now - m_epoch > m_opts.time_limit.count() && !m_failed)
+      fail_time_limit();
     run_due();
   }
 }

@@ -52,15 +52,13 @@ void sim_kernel::start_real(sim_op* op) {
   op->multishot = (sqe.opcode == IORING_OP_ACCEPT && (sqe.ioprio & IORING_ACCEPT_MULTISHOT) != 0) ||
                   (sqe.opcode == IORING_OP_RECV && (sqe.ioprio & IORING_RECV_MULTISHOT) != 0);
   op->park_events = wanted_events(sqe);
-  if (!perform(op)) {
-    op->parked = true;
-    m_parked.push_back(op->id);
-  }
+  if (!perform(op))
+    park(op);
 }
 
 bool sim_kernel::perform(sim_op* op) {
   const io_uring_sqe& sqe = op->sqe();
-  const int fd = sqe.fd;
+  const int fd = op->fd();  // the pinned file while parked
   void* const addr = reinterpret_cast<void*>(sqe.addr);
   // Descriptors that may block are asked first (regular files are always ready).
   if (op->park_events != 0 && sqe.opcode != IORING_OP_CONNECT && !ready_now(fd, op->park_events))
@@ -220,7 +218,7 @@ int sim_kernel::poll_parked(int timeout_ms) {
   bool always = false;  // an op with no descriptor to poll (waitid) is tried every time
   for (sim_op* op : ops) {
     const bool pollable = op->park_events != 0 || op->connecting;
-    fds.push_back(pollfd{pollable ? op->sqe().fd : -1, op->connecting ? static_cast<short>(POLLOUT) : op->park_events, 0});
+    fds.push_back(pollfd{pollable ? op->fd() : -1, op->connecting ? static_cast<short>(POLLOUT) : op->park_events, 0});
     always = always || !pollable;
   }
   const int n = ::poll(fds.data(), fds.size(), always ? 0 : timeout_ms);

@@ -1,0 +1,231 @@
+// The HTTP/1.1 server scenario (scenarios.hpp).
+#include "sim/scenarios.hpp"
+
+#include <saturn/http.hpp>
+#include <saturn/net.hpp>
+#include <saturn/task.hpp>
+
+#include <sys/socket.h>
+
+#include <charconv>
+#include <chrono>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace saturn::sim_scenarios {
+namespace {
+
+using namespace std::chrono_literals;
+
+[[noreturn]] void fail(const std::string& what) { throw std::runtime_error("http scenario: " + what); }
+
+std::string body_of(std::size_t n) {
+  std::string b(n, 'a');
+  for (std::size_t i = 0; i < n; ++i)
+    b[i] = static_cast<char>('a' + (i * 7 + n) % 26);
+  return b;
+}
+
+/// Reads one response from `c` (status and body by Content-Length) into `status`/`body`,
+/// keeping bytes past it in `rest`. False at end of stream or error before a whole one.
+task<bool> read_response(net::tcp_stream& c, std::string& rest, int& status, std::string& body) {
+  for (;;) {
+    const std::size_t end = rest.find("\r\n\r\n");
+    if (end != std::string::npos) {
+      if (rest.compare(0, 9, "HTTP/1.1 ") != 0)
+        fail("not a status line: " + rest.substr(0, 40));
+      std::from_chars(rest.data() + 9, rest.data() + 12, status);
+      std::size_t len = 0;
+      const std::size_t cl = rest.find("content-length: ");
+      const std::size_t cl2 = rest.find("Content-Length: ");
+      const std::size_t at = cl < end ? cl : cl2;
+      if (at == std::string::npos || at > end)
+        fail("no Content-Length in: " + rest.substr(0, end));
+      std::from_chars(rest.data() + at + 16, rest.data() + end, len);
+      if (rest.size() >= end + 4 + len) {
+        body = rest.substr(end + 4, len);
+        rest.erase(0, end + 4 + len);
+        co_return true;
+      }
+    }
+    std::byte buf[16384];
+    auto n = co_await c.recv(buf);
+    if (!n || *n == 0)
+      co_return false;
+    rest.append(reinterpret_cast<const char*>(buf), *n);
+  }
+}
+
+/// Keep-alive client: `count` requests, pipelined in seed-chosen batches.
+task<void> pipelining_client(sim::world& w, std::uint16_t port, int id) {
+  auto c = co_await net::tcp_stream::connect(net::address::loopback_v4(port));
+  if (!c)
+    fail("connect: " + c.err().message());
+  const int count = 1 + static_cast<int>(w.random_below(6));
+  std::string rest;
+  std::vector<std::size_t> asked;
+  int sent = 0, got = 0;
+  while (got < count) {
+    const int batch = 1 + static_cast<int>(w.random_below(static_cast<std::uint64_t>(count - sent > 0 ? count - sent : 1)));
+    std::string reqs;
+    for (int i = 0; i < batch && sent < count; ++i, ++sent) {
+      const std::size_t n = w.random_below(3000);
+      asked.push_back(n);
+      reqs += "GET /data?n=" + std::to_string(n) + "&c=" + std::to_string(id) + " HTTP/1.1\r\nHost: sim\r\n\r\n";
+    }
+    // Split the batch at a seed-chosen point: request heads arrive in pieces too.
+    const std::size_t cut = w.random_below(reqs.size());
+    auto a = co_await c->send(std::as_bytes(std::span(reqs.data(), cut)));
+    auto b = co_await c->send(std::as_bytes(std::span(reqs.data() + cut, reqs.size() - cut)));
+    if (!a || !b)
+      fail("send failed");
+    for (; got < sent; ++got) {
+      int status = 0;
+      std::string body;
+      const bool ok = co_await read_response(*c, rest, status, body);
+      if (!ok)
+        fail("connection " + std::to_string(id) + " ended before response " + std::to_string(got + 1));
+      if (status != 200)
+        fail("status " + std::to_string(status));
+      // Each answer is the body its request asked for, in request order.
+      if (body != body_of(asked[static_cast<std::size_t>(got)]))
+        fail("response " + std::to_string(got + 1) + " on connection " + std::to_string(id) + " is not the body its "
+             "request asked for (" + std::to_string(body.size()) + " bytes, expected " +
+             std::to_string(asked[static_cast<std::size_t>(got)]) + ")");
+    }
+  }
+  co_await c->close();
+}
+
+/// An upload in pieces (Content-Length), answered with the byte count.
+task<void> upload_client(sim::world& w, std::uint16_t port) {
+  auto c = co_await net::tcp_stream::connect(net::address::loopback_v4(port));
+  if (!c)
+    fail("connect: " + c.err().message());
+  const std::size_t n = 1 + w.random_below(200'000);
+  const std::string body = body_of(n);
+  const std::string head = "POST /upload HTTP/1.1\r\nHost: sim\r\nContent-Length: " + std::to_string(n) + "\r\n\r\n";
+  auto h = co_await c->send(std::as_bytes(std::span(head)));
+  if (!h)
+    fail("send head");
+  std::size_t off = 0;
+  while (off < n) {
+    const std::size_t piece = 1 + w.random_below(std::min<std::size_t>(n - off, 65536));
+    auto s = co_await c->send(std::as_bytes(std::span(body.data() + off, piece)));
+    if (!s)
+      fail("send body: " + s.err().message());
+    off += piece;
+    if (w.random_below(4) == 0)
+      co_await sleep_for(std::chrono::microseconds(w.random_below(2000)));
+  }
+  std::string rest, answer;
+  int status = 0;
+  if (!co_await read_response(*c, rest, status, answer))
+    fail("no answer to the upload");
+  if (status != 200 || answer != std::to_string(n))
+    fail("upload answer " + std::to_string(status) + " " + answer + ", expected " + std::to_string(n));
+  co_await c->close();
+}
+
+/// Half a request, then a reset (SO_LINGER 0): the server must drop the connection.
+task<void> reset_client(sim::world& w, std::uint16_t port) {
+  auto c = co_await net::tcp_stream::connect(net::address::loopback_v4(port));
+  if (!c)
+    fail("connect: " + c.err().message());
+  const std::string part = std::string("GET /data?n=10 HTTP/1.1\r\nHost: si").substr(0, 1 + w.random_below(30));
+  (void)co_await c->send(std::as_bytes(std::span(part)));
+  co_await sleep_for(std::chrono::microseconds(w.random_below(500)));
+  ::linger lg{1, 0};
+  ::setsockopt(c->fd(), SOL_SOCKET, SO_LINGER, &lg, sizeof lg);
+  co_await c->close();
+}
+
+/// Connects and says nothing: the header timeout must close it.
+task<void> silent_client(std::uint16_t port, std::chrono::milliseconds header_timeout) {
+  auto c = co_await net::tcp_stream::connect(net::address::loopback_v4(port));
+  if (!c)
+    fail("connect: " + c.err().message());
+  const auto t0 = clock::now();
+  std::byte buf[256];
+  auto n = co_await c->recv(buf);
+  const auto waited = clock::now() - t0;
+  // A 408 or a plain close, once the timeout has passed (never before it).
+  if (n && *n > 0 && std::string_view(reinterpret_cast<const char*>(buf), 12) != "HTTP/1.1 408")
+    fail("a silent connection got " + std::string(reinterpret_cast<const char*>(buf), std::min<std::size_t>(*n, 40)));
+  if (waited < header_timeout)
+    fail("a silent connection was closed before the header timeout");
+  co_await c->close();
+}
+
+/// Asks for a big answer and reads it slowly (or not at all, then leaves).
+task<void> slow_reader(sim::world& w, std::uint16_t port) {
+  auto c = co_await net::tcp_stream::connect(net::address::loopback_v4(port));
+  if (!c)
+    fail("connect: " + c.err().message());
+  // Not a tiny SO_RCVBUF: below two segments the receiver's window updates stop and TCP
+  // falls back to its persist timer, real time the simulation does not own.
+  const std::string req = "GET /data?n=300000 HTTP/1.1\r\nHost: sim\r\n\r\n";
+  (void)co_await c->send(std::as_bytes(std::span(req)));
+  std::size_t total = 0;
+  const bool gives_up = w.random_below(2) == 0;
+  for (int i = 0; i < 400; ++i) {
+    co_await sleep_for(std::chrono::microseconds(200 + w.random_below(3000)));
+    std::byte buf[8192];
+    auto n = co_await c->recv(buf);
+    if (!n || *n == 0)
+      break;
+    total += *n;
+    if (gives_up && i == 3)
+      break;
+    if (total >= 300000)
+      break;
+  }
+  co_await c->close();
+}
+
+}  // namespace
+
+task<void> http_server_scenario(sim::world& w) {
+  http::router routes;
+  routes.get("/data", [](const http::request& req) -> task<http::response> {
+    const int n = req.query().get_or<int>("n", 0);
+    co_return http::response::text(body_of(static_cast<std::size_t>(n)));
+  });
+  routes.post("/upload", [](const http::request& req) -> task<http::response> {
+    co_return http::response::text(std::to_string(req.body().view().size()));
+  });
+  http::server_options so;
+  so.header_timeout = 200ms;
+  so.idle_timeout = 300ms;
+  so.send_timeout = 100ms;
+  so.multishot_receive = w.random_below(2) == 0;  // both receive paths
+  http::server srv(routes, so);
+  auto l = net::tcp_listener::bind(net::address::loopback_v4(0));
+  if (!l)
+    fail("bind: " + l.err().message());
+  const std::uint16_t port = l->local_address()->port();
+  auto served = spawn(srv.serve(*l));
+
+  std::vector<join_handle<void>> clients;
+  const int n = 2 + static_cast<int>(w.random_below(6));
+  for (int i = 0; i < n; ++i) {
+    switch (w.random_below(6)) {
+      case 0: case 1: clients.push_back(spawn(pipelining_client(w, port, i))); break;
+      case 2: clients.push_back(spawn(upload_client(w, port))); break;
+      case 3: clients.push_back(spawn(reset_client(w, port))); break;
+      case 4: clients.push_back(spawn(silent_client(port, so.header_timeout))); break;
+      default: clients.push_back(spawn(slow_reader(w, port)));
+    }
+  }
+  for (auto& c : clients)
+    co_await c;  // a client's failure rethrows here
+  srv.stop();
+  auto r = co_await served;
+  if (!r)
+    fail("serve: " + r.err().message());
+  if (srv.connections() != 0)
+    fail(std::to_string(srv.connections()) + " connection(s) left after serve() returned");
+}
+
+}  // namespace saturn::sim_scenarios

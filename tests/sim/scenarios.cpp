@@ -1,0 +1,156 @@
+// The timer and echo scenarios, and the scenario registry (scenarios.hpp).
+#include "sim/scenarios.hpp"
+
+#include <saturn/net.hpp>
+#include <saturn/task.hpp>
+
+#include <chrono>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace saturn::sim_scenarios {
+namespace {
+
+using namespace std::chrono_literals;
+
+[[noreturn]] void fail(const std::string& what) { throw std::runtime_error(what); }
+
+task<void> timer_worker(sim::world& w, int* done) {
+  const int steps = 5 + static_cast<int>(w.random_below(20));
+  for (int i = 0; i < steps; ++i) {
+    switch (w.random_below(4)) {
+      case 0: {
+        auto r = co_await nop();
+        if (!r)
+          fail("a NOP failed: " + r.err().message());
+        break;
+      }
+      case 1:
+        co_await sleep_for(std::chrono::microseconds(w.random_below(500)));
+        break;
+      case 2: {
+        const auto t0 = clock::now();
+        const auto d = std::chrono::microseconds(1 + w.random_below(300));
+        auto r = co_await kernel_timeout(d);
+        if (!r)
+          fail("a kernel timeout failed: " + r.err().message());
+        if (clock::now() - t0 < d)
+          fail("a kernel timeout expired early");
+        break;
+      }
+      default: {
+        auto r = co_await with_timeout(std::chrono::microseconds(w.random_below(40)),
+                                       sleep_for(std::chrono::microseconds(w.random_below(40))));
+        (void)r;
+      }
+    }
+  }
+  ++*done;
+}
+
+task<void> echo_connection(net::tcp_stream s, int* closed) {
+  for (;;) {
+    auto chunk = co_await s.receive();
+    if (!chunk || chunk->empty())
+      break;
+    auto w = co_await s.send(*chunk);
+    if (!w)
+      break;
+  }
+  ++*closed;
+  co_await s.close();
+}
+
+task<void> echo_server(net::tcp_listener* l, int clients, int* closed) {
+  std::vector<join_handle<void>> hs;
+  for (int i = 0; i < clients; ++i) {
+    auto c = co_await l->accept();
+    if (!c)
+      fail("accept: " + c.err().message());
+    hs.push_back(spawn(echo_connection(std::move(*c), closed)));
+  }
+  for (auto& h : hs)
+    co_await h;
+}
+
+task<void> echo_client(sim::world& w, std::uint16_t port, int id) {
+  auto c = co_await net::tcp_stream::connect(net::address::loopback_v4(port));
+  if (!c)
+    fail("connect: " + c.err().message());
+  const int rounds = 1 + static_cast<int>(w.random_below(4));
+  for (int round = 0; round < rounds; ++round) {
+    const std::string msg = "client " + std::to_string(id) + " round " + std::to_string(round) +
+                            std::string(w.random_below(5000), 'x');
+    auto s = co_await c->send(std::as_bytes(std::span(msg)));
+    if (!s)
+      fail("send: " + s.err().message());
+    std::string back;
+    while (back.size() < msg.size()) {
+      auto chunk = co_await c->receive();  // a multishot receive, armed from now on
+      if (!chunk || chunk->empty())
+        fail("the echo ended early");
+      back.append(reinterpret_cast<const char*>(chunk->data()), chunk->size());
+    }
+    if (back != msg)
+      fail("the echo differs from what was sent");
+  }
+  if (w.random_below(3) == 0)
+    co_await sleep_for(std::chrono::microseconds(w.random_below(100)));
+  co_await c->close();  // the receive is still armed: close must cancel it
+}
+
+}  // namespace
+
+task<void> timers_scenario(sim::world& w) {
+  int done = 0;
+  std::vector<join_handle<void>> hs;
+  for (int i = 0; i < 8; ++i)
+    hs.push_back(spawn(timer_worker(w, &done)));
+  for (auto& h : hs)
+    co_await h;
+  if (done != 8)
+    fail(std::to_string(done) + " of 8 timer tasks finished");
+}
+
+task<void> echo_scenario(sim::world& w) {
+  auto l = net::tcp_listener::bind(net::address::loopback_v4(0));
+  if (!l)
+    fail("bind: " + l.err().message());
+  const std::uint16_t port = l->local_address()->port();
+  const int n = 1 + static_cast<int>(w.random_below(5));
+  int closed = 0;
+  auto server = spawn(echo_server(&*l, n, &closed));
+  std::vector<join_handle<void>> hs;
+  for (int i = 0; i < n; ++i)
+    hs.push_back(spawn(echo_client(w, port, i)));
+  for (auto& h : hs)
+    co_await h;
+  co_await server;  // returns once every connection saw its client's close
+  if (closed != n)
+    fail(std::to_string(closed) + " of " + std::to_string(n) + " connections closed");
+}
+
+const std::vector<scenario>& all() {
+  static const std::vector<scenario> list = [] {
+    std::vector<scenario> v;
+    v.push_back({"timers", timers_scenario, {}});
+    v.push_back({"echo", echo_scenario, {}});
+    sim::options http;
+    // Every client finishes within a few virtual seconds; past 60 something is stuck (the
+    // server's periodic sweep keeps time moving, so it shows as the time limit).
+    http.time_limit = std::chrono::seconds(60);
+    v.push_back({"http", http_server_scenario, http});
+    return v;
+  }();
+  return list;
+}
+
+const scenario* find(std::string_view name) {
+  for (const scenario& s : all())
+    if (s.name == name)
+      return &s;
+  return nullptr;
+}
+
+}  // namespace saturn::sim_scenarios
