@@ -1,5 +1,5 @@
 # Thin front over CMake presets. `make test` and `make bench` are the two commands.
-.PHONY: test bench bench-smoke build release asan-ubsan tsan tsan-concurrency clang clang-release stress soak fuzz docs lint format-check clean
+.PHONY: test bench bench-smoke build release asan-ubsan tsan tsan-concurrency clang clang-release stress soak sim fuzz docs lint format-check clean
 
 JOBS ?= 2
 # make test can end with bench-smoke: every peer built (--quick) and one checked sample of
@@ -71,6 +71,15 @@ soak:
 	cmake --preset release >/dev/null
 	cmake --build --preset release -j $(JOBS) --target test_http
 	SATURN_SOAK_REQUESTS=$(SOAK_REQUESTS) build/release/tests/test_http --gtest_filter='http_soak.*'
+
+# The deterministic simulator over many seeds of every scenario (tests/sim/scenarios.hpp;
+# make test runs a few hundred): prints the first failing seed and the command that
+# replays it. SCENARIO=http|echo|timers picks one.
+SEEDS ?= 10000
+sim:
+	cmake --preset release >/dev/null
+	cmake --build --preset release -j $(JOBS) --target saturn-sim
+	build/release/bin/saturn-sim --seeds $(SEEDS) $(if $(SCENARIO),--scenario $(SCENARIO))
 
 # The HTTP parser's libFuzzer target (clang++-14), run for FUZZ_SECONDS (default 60);
 # new inputs land in build/release/tests/fuzz/corpus-http, the committed seeds stay as they are.

@@ -1,0 +1,102 @@
+// saturn-sim: runs the simulator's scenarios (tests/sim/scenarios.hpp) over many seeds and
+// prints the first failing seed with the command that replays it. `make sim SEEDS=N`.
+//
+//   saturn-sim [--scenario NAME|all] [--seeds N] [--first S]   explore seeds S .. S+N-1
+//   saturn-sim --scenario NAME --seed S                        replay one seed
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <string_view>
+
+#include "sim/scenarios.hpp"
+
+namespace sc = saturn::sim_scenarios;
+
+namespace {
+
+int usage() {
+  std::fprintf(stderr,
+               "usage: saturn-sim [--scenario NAME|all] [--seeds N] [--first S]\n"
+               "       saturn-sim --scenario NAME --seed S\nscenarios:");
+  for (const sc::scenario& s : sc::all())
+    std::fprintf(stderr, " %.*s", static_cast<int>(s.name.size()), s.name.data());
+  std::fprintf(stderr, "\n");
+  return 2;
+}
+
+bool parse_u64(const char* s, std::uint64_t& out) {
+  char* end = nullptr;
+  errno = 0;
+  out = std::strtoull(s, &end, 10);
+  return errno == 0 && end != s && *end == '\0';
+}
+
+/// Explores one scenario; returns false on a failure (after printing it).
+bool explore(const sc::scenario& s, std::uint64_t first, std::uint64_t count, const char* self) {
+  const auto t0 = std::chrono::steady_clock::now();
+  std::uint64_t completions = 0;
+  for (std::uint64_t seed = first; seed < first + count; ++seed) {
+    saturn::sim::outcome o = saturn::sim::run(seed, s.opts, s.prog);
+    completions += o.completions;
+    if (!o.ok) {
+      std::printf("%.*s: seed %llu FAILED after %llu seed(s): %s\nreplay: %s --scenario %.*s --seed %llu\n",
+                  static_cast<int>(s.name.size()), s.name.data(), static_cast<unsigned long long>(seed),
+                  static_cast<unsigned long long>(seed - first), o.failure.c_str(), self,
+                  static_cast<int>(s.name.size()), s.name.data(), static_cast<unsigned long long>(seed));
+      return false;
+    }
+  }
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::printf("%.*s: %llu seeds passed in %.1f s (%.0f seeds/s, %llu completions)\n",
+              static_cast<int>(s.name.size()), s.name.data(), static_cast<unsigned long long>(count), secs,
+              static_cast<double>(count) / secs, static_cast<unsigned long long>(completions));
+  return true;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string_view name = "all";
+  std::uint64_t seeds = 1000, first = 1, one = 0;
+  bool replay = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view a = argv[i];
+    if (i + 1 >= argc)
+      return usage();
+    if (a == "--scenario")
+      name = argv[++i];
+    else if (a == "--seeds" && parse_u64(argv[i + 1], seeds))
+      ++i;
+    else if (a == "--first" && parse_u64(argv[i + 1], first))
+      ++i;
+    else if (a == "--seed" && parse_u64(argv[i + 1], one))
+      ++i, replay = true;
+    else
+      return usage();
+  }
+  if (replay) {
+    const sc::scenario* s = sc::find(name);
+    if (s == nullptr)
+      return usage();
+    saturn::sim::outcome o = saturn::sim::run(one, s->opts, s->prog);
+    std::printf("%.*s seed %llu: %s; trace %016llx, %llu completions, %.3f s of virtual time\n%s%s",
+                static_cast<int>(s->name.size()), s->name.data(), static_cast<unsigned long long>(one),
+                o.ok ? "passed" : "FAILED", static_cast<unsigned long long>(o.trace_hash),
+                static_cast<unsigned long long>(o.completions), std::chrono::duration<double>(o.virtual_time).count(),
+                o.failure.c_str(), o.failure.empty() ? "" : "\n");
+    return o.ok ? 0 : 1;
+  }
+  bool ok = true;
+  bool any = false;
+  for (const sc::scenario& s : sc::all()) {
+    if (name != "all" && s.name != name)
+      continue;
+    any = true;
+    ok = explore(s, first, seeds, argv[0]) && ok;
+  }
+  if (!any)
+    return usage();
+  return ok ? 0 : 1;
+}
