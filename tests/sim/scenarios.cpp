@@ -141,6 +141,9 @@ const std::vector<scenario>& all() {
     // server's periodic sweep keeps time moving, so it shows as the time limit).
     http.time_limit = std::chrono::seconds(60);
     v.push_back({"http", http_server_scenario, http});
+    sim::options proc;
+    proc.time_limit = std::chrono::seconds(60);
+    v.push_back({"proc", proc_scenario, proc});
     return v;
   }();
   return list;
