@@ -2,6 +2,8 @@
 #include <saturn/sim/run.hpp>
 
 #include <exception>
+#include <optional>
+#include <utility>
 
 namespace saturn::sim {
 
@@ -16,6 +18,13 @@ runtime_options default_runtime_options() {
 outcome run(std::uint64_t seed, const options& opts, const program& prog, const runtime_options& ropts) {
   outcome out;
   out.seed = seed;
+  std::optional<testing::fault_scope> faults;
+  if (!opts.faults.empty()) {
+    testing::fault_plan plan;
+    plan.seed = seed * 0x9e3779b97f4a7c15ull + 1;
+    plan.rules = opts.faults;
+    faults.emplace(std::move(plan));
+  }
   world w(seed, opts);
   try {
     runtime rt(ropts);
@@ -34,7 +43,33 @@ outcome run(std::uint64_t seed, const options& opts, const program& prog, const 
   out.trace_hash = w.trace_hash();
   out.completions = w.completions();
   out.virtual_time = w.elapsed();
+  if (faults)
+    out.faults_injected = faults->stats().total_errors() + faults->stats().total_shorts();
   return out;
+}
+
+options minimize_faults(std::uint64_t seed, const options& opts, const program& prog, int budget,
+                        const runtime_options& ropts) {
+  options best = opts;
+  auto still_fails = [&](const options& o) { return --budget >= 0 && !run(seed, o, prog, ropts).ok; };
+  for (std::size_t i = 0; i < best.faults.size() && budget > 0;) {
+    options fewer = best;
+    fewer.faults.erase(fewer.faults.begin() + static_cast<std::ptrdiff_t>(i));
+    if (still_fails(fewer))
+      best = std::move(fewer);
+    else
+      ++i;
+  }
+  for (std::size_t i = 0; i < best.faults.size() && budget > 0; ++i) {
+    for (int halvings = 0; halvings < 8 && budget > 0; ++halvings) {
+      options rarer = best;
+      rarer.faults[i].probability /= 2;
+      if (!still_fails(rarer))
+        break;
+      best = std::move(rarer);
+    }
+  }
+  return best;
 }
 
 std::optional<outcome> explore(std::uint64_t first_seed, std::uint64_t count, const options& opts,

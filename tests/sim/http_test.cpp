@@ -35,4 +35,17 @@ TEST(SimHttp, ServerScenarioIsAFunctionOfTheSeed) {
   }
 }
 
+TEST(SimHttp, UnderInjectedFaultsEveryAnswerIsRightAndTheServerDrains) {
+  const auto* s = saturn::sim_scenarios::find("http-faults");
+  ASSERT_NE(s, nullptr);
+  std::uint64_t faults = 0;
+  for (std::uint64_t seed = 1; seed <= 200; ++seed) {
+    sim::outcome o = sim::run(seed, s->opts, s->prog);
+    ASSERT_TRUE(o.ok) << "seed " << seed << ": " << o.failure
+                      << "\nreplay: build/release/bin/saturn-sim --scenario http-faults --seed " << seed;
+    faults += o.faults_injected;
+  }
+  EXPECT_GT(faults, 200u) << "the schedule must really inject faults";
+}
+
 }  // namespace

@@ -4,6 +4,7 @@
 #include <saturn/net.hpp>
 #include <saturn/task.hpp>
 
+#include <cerrno>
 #include <chrono>
 #include <stdexcept>
 #include <string>
@@ -141,6 +142,12 @@ const std::vector<scenario>& all() {
     // server's periodic sweep keeps time moving, so it shows as the time limit).
     http.time_limit = std::chrono::seconds(60);
     v.push_back({"http", http_server_scenario, http});
+    sim::options faulty = http;
+    using saturn::testing::op_kind;
+    faulty.faults = {{op_kind::recv, ECONNRESET, 0.02}, {op_kind::recv, 0, 0.3},        {op_kind::send, 0, 0.3},
+                     {op_kind::send, EPIPE, 0.01},      {op_kind::accept, ECONNABORTED, 0.05},
+                     {op_kind::connect, ECONNREFUSED, 0.02}};
+    v.push_back({"http-faults", http_faults_scenario, faulty});
     sim::options proc;
     proc.time_limit = std::chrono::seconds(60);
     v.push_back({"proc", proc_scenario, proc});

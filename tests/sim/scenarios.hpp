@@ -23,6 +23,11 @@ task<void> echo_scenario(sim::world& w);
 /// silent and slow readers) and receive modes; every answer checked, the server drained.
 task<void> http_server_scenario(sim::world& w);
 
+/// The HTTP scenario under injected faults (resets, aborted accepts, refused connects,
+/// short sends and receives: options::faults): clients may lose their connection, but
+/// every answer that arrives must be right and the server must drain.
+task<void> http_faults_scenario(sim::world& w);
+
 /// A one_for_one supervisor under seed-chosen kills, crashes and link storms, and a
 /// client whose every answer must be right; every process ends after the stop.
 task<void> proc_scenario(sim::world& w);

@@ -33,6 +33,7 @@ struct outcome {
   std::uint64_t trace_hash = 0;     ///< same seed, same program: same hash
   std::uint64_t completions = 0;    ///< completions the simulated kernel delivered
   std::chrono::nanoseconds virtual_time{0};
+  std::uint64_t faults_injected = 0;  ///< errors and short transfers from options::faults
 };
 
 /// The program: a task run on a saturn::runtime inside the world (it may spawn more).
@@ -52,5 +53,13 @@ outcome run(std::uint64_t seed, const options& opts, const program& prog,
 /// outcome, or nullopt when all passed.
 std::optional<outcome> explore(std::uint64_t first_seed, std::uint64_t count, const options& opts,
                                const program& prog, const runtime_options& ropts = default_runtime_options());
+
+/// The failure minimizer: for a seed that fails under `opts.faults`, returns options whose
+/// fault schedule is as short as it could make it while the seed still fails — rules
+/// dropped one at a time, then each remaining probability halved (up to 8 times) — in at
+/// most `budget` runs. A failure that needs no fault at all comes back with none.
+/// Threading: as run().
+options minimize_faults(std::uint64_t seed, const options& opts, const program& prog, int budget = 64,
+                        const runtime_options& ropts = default_runtime_options());
 
 }  // namespace saturn::sim

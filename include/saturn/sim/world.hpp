@@ -32,11 +32,14 @@
 /// Threading: construct, use and destroy a world on one thread; worlds do not nest.
 #pragma once
 
+#include <saturn/testing/fault_injection.hpp>
+
 #include <chrono>
 #include <cstdint>
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace saturn::ring {
 class sim_kernel;
@@ -64,6 +67,11 @@ struct options {
   /// program waits for something outside (a child process, a server in another process),
   /// at the price of determinism.
   std::chrono::milliseconds external_wait{0};
+  /// Faults to inject (saturn/testing/fault_injection.hpp's rules: errors and short
+  /// transfers). sim::run installs a testing::fault_scope with them, seeded from the run's
+  /// seed, so the fault schedule replays with the seed too; a world made by hand leaves
+  /// this to its user.
+  std::vector<testing::fault_rule> faults{};
 };
 
 /// A loop waited while nothing in the simulated world could ever complete.

@@ -33,25 +33,46 @@ bool parse_u64(const char* s, std::uint64_t& out) {
   return errno == 0 && end != s && *end == '\0';
 }
 
+const char* kind_name(saturn::testing::op_kind k) {
+  static const char* const names[] = {"nop", "read", "write", "recv", "send", "accept", "connect",
+                                      "open", "close", "statx", "fsync", "timeout"};
+  const auto i = static_cast<std::size_t>(k);
+  return i < sizeof names / sizeof names[0] ? names[i] : "?";
+}
+
+/// Shortens the failing seed's fault schedule and prints what is left.
+void print_minimized(const sc::scenario& s, std::uint64_t seed) {
+  saturn::sim::options m = saturn::sim::minimize_faults(seed, s.opts, s.prog);
+  std::printf("minimized fault schedule (%zu of %zu rules still fail seed %llu):", m.faults.size(), s.opts.faults.size(),
+              static_cast<unsigned long long>(seed));
+  for (const auto& r : m.faults)
+    std::printf(" {%s, %s, p=%g}", kind_name(r.kind), r.error == 0 ? "short" : std::strerror(r.error), r.probability);
+  std::printf("\n");
+}
+
 /// Explores one scenario; returns false on a failure (after printing it).
 bool explore(const sc::scenario& s, std::uint64_t first, std::uint64_t count, const char* self) {
   const auto t0 = std::chrono::steady_clock::now();
-  std::uint64_t completions = 0;
+  std::uint64_t completions = 0, faults = 0;
   for (std::uint64_t seed = first; seed < first + count; ++seed) {
     saturn::sim::outcome o = saturn::sim::run(seed, s.opts, s.prog);
     completions += o.completions;
+    faults += o.faults_injected;
     if (!o.ok) {
       std::printf("%.*s: seed %llu FAILED after %llu seed(s): %s\nreplay: %s --scenario %.*s --seed %llu\n",
                   static_cast<int>(s.name.size()), s.name.data(), static_cast<unsigned long long>(seed),
                   static_cast<unsigned long long>(seed - first), o.failure.c_str(), self,
                   static_cast<int>(s.name.size()), s.name.data(), static_cast<unsigned long long>(seed));
+      if (!s.opts.faults.empty())
+        print_minimized(s, seed);
       return false;
     }
   }
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  std::printf("%.*s: %llu seeds passed in %.1f s (%.0f seeds/s, %llu completions)\n",
+  std::printf("%.*s: %llu seeds passed in %.1f s (%.0f seeds/s, %llu completions, %llu faults injected)\n",
               static_cast<int>(s.name.size()), s.name.data(), static_cast<unsigned long long>(count), secs,
-              static_cast<double>(count) / secs, static_cast<unsigned long long>(completions));
+              static_cast<double>(count) / secs, static_cast<unsigned long long>(completions),
+              static_cast<unsigned long long>(faults));
   return true;
 }
 
