@@ -1,10 +1,13 @@
 // The runtime collector: at each render, one live_pool_stats() snapshot (the pools' lock,
 // never a worker's) becomes the saturn_worker_*, saturn_ring_*, saturn_timers_* and
-// saturn_pool_* families, labelled pool and worker; the frame allocator's mapped bytes;
-// and the process layer's (process_stats: a scan of the pid table). What each means: docs/observability.md.
+// saturn_pool_* families, labelled pool and worker; one live_runtime_stats() snapshot, the
+// single-threaded runtimes' rings and timers (labelled runtime) and live tasks; the frame
+// allocator's mapped and in-use bytes; and the process layer's (process_stats: a scan of
+// the pid table). What each means: docs/observability.md.
 #include <saturn/proc/proc_stats.hpp>
 #include <saturn/sched/pool_stats.hpp>
 #include <saturn/task/frame_allocator.hpp>
+#include <saturn/task/runtime_stats.hpp>
 
 #include <string>
 
@@ -68,6 +71,7 @@ const per_worker k_worker_metrics[] = {
 collector runtime_collector() {
   return [](sample_sink& sink) {
     const std::vector<pool_stats> pools = live_pool_stats();
+    const std::vector<runtime_stats> runtimes = live_runtime_stats();
     for (const per_worker& m : k_worker_metrics) {
       sink.family(m.name, m.help, m.type);
       for (const pool_stats& p : pools) {
@@ -78,7 +82,20 @@ collector runtime_collector() {
           sink.sample(m.name, {{"pool", pool}, {"worker", std::to_string(w.index)}}, m.get(w));
         }
       }
+      if (!m.needs_loop)
+        continue;
+      // A runtime's loop is read through the same getters, as a worker with only a loop.
+      for (const runtime_stats& r : runtimes) {
+        worker_stats as_worker;
+        as_worker.has_loop = true;
+        as_worker.loop = r.loop;
+        sink.sample(m.name, {{"runtime", std::to_string(r.id)}}, m.get(as_worker));
+      }
     }
+    sink.family("saturn_runtime_live_tasks", "Spawned tasks alive on each single-threaded runtime.",
+                metric_type::gauge);
+    for (const runtime_stats& r : runtimes)
+      sink.sample("saturn_runtime_live_tasks", {{"runtime", std::to_string(r.id)}}, std::uint64_t(r.live_tasks));
     sink.family("saturn_pool_workers", "Worker threads of each live thread_pool.", metric_type::gauge);
     for (const pool_stats& p : pools)
       sink.sample("saturn_pool_workers", {{"pool", std::to_string(p.id)}}, std::uint64_t(p.workers.size()));
@@ -95,6 +112,15 @@ collector runtime_collector() {
     sink.family("saturn_task_frame_mapped_bytes",
                 "Bytes the coroutine-frame allocator has mapped (frames in use and cached free).", metric_type::gauge);
     sink.sample("saturn_task_frame_mapped_bytes", {}, std::uint64_t(task_memory_mapped()));
+    const saturn::detail::frame_usage_bytes fu = saturn::detail::frame_usage();
+    sink.family("saturn_task_frame_in_use_bytes",
+                "Bytes of coroutine frames alive, carved from the mapped chunks (at their size class).",
+                metric_type::gauge);
+    sink.sample("saturn_task_frame_in_use_bytes", {}, std::uint64_t(fu.small));
+    sink.family("saturn_task_frame_large_bytes",
+                "Bytes of coroutine frames alive that are too large for the chunks (operator new).",
+                metric_type::gauge);
+    sink.sample("saturn_task_frame_large_bytes", {}, std::uint64_t(fu.large));
     const proc_stats ps = process_stats();
     sink.family("saturn_processes_alive", "Processes (saturn::process) started and not yet ended.", metric_type::gauge);
     sink.sample("saturn_processes_alive", {}, ps.alive);
@@ -106,6 +132,10 @@ collector runtime_collector() {
     sink.family("saturn_supervisor_give_ups_total", "Supervisors that gave up past their restart intensity.",
                 metric_type::counter);
     sink.sample("saturn_supervisor_give_ups_total", {}, ps.supervisor_give_ups);
+    sink.family("saturn_process_mailbox_depth_max",
+                "Most messages any process found waiting in its inbox when it took it, since start.",
+                metric_type::gauge);
+    sink.sample("saturn_process_mailbox_depth_max", {}, ps.mailbox_depth_max);
   };
 }
 

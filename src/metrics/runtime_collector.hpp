@@ -5,7 +5,8 @@
 
 namespace saturn::metrics::detail {
 
-/// Renders live_pool_stats() (workers, rings, timers) and the frame allocator's bytes.
+/// Renders live_pool_stats() (workers, rings, timers), live_runtime_stats(), the frame
+/// allocator's bytes and process_stats().
 collector runtime_collector();
 
 }  // namespace saturn::metrics::detail

@@ -1,5 +1,7 @@
-// process_stats: the pid table scanned for live slots, and the supervisors' counters.
+// process_stats: the pid table scanned for live slots, the supervisors' counters and the
+// mailbox high-water mark.
 #include <saturn/proc/proc_stats.hpp>
+#include <saturn/proc/detail/process_promise.hpp>
 #include <saturn/proc/detail/slot_table.hpp>
 
 #include "proc/proc_counters.hpp"
@@ -10,6 +12,14 @@ namespace detail {
 // Rare events (a restart, a give-up): one relaxed atomic add each, never on a hot path.
 atomic<std::uint64_t> g_supervisor_restarts{0};
 atomic<std::uint64_t> g_supervisor_give_ups{0};
+atomic<std::uint32_t> g_mailbox_depth_max{0};
+
+void raise_mailbox_depth_max(std::uint32_t depth) noexcept {
+  std::uint32_t cur = g_mailbox_depth_max.load(std::memory_order_relaxed);
+  // ordering: relaxed; only the maximum matters, nothing is published through it.
+  while (depth > cur && !g_mailbox_depth_max.compare_exchange_weak(cur, depth, std::memory_order_relaxed))
+    ;
+}
 }  // namespace detail
 
 proc_stats process_stats() noexcept {
@@ -24,6 +34,7 @@ proc_stats process_stats() noexcept {
   }
   st.supervisor_restarts = detail::g_supervisor_restarts.load(std::memory_order_relaxed);
   st.supervisor_give_ups = detail::g_supervisor_give_ups.load(std::memory_order_relaxed);
+  st.mailbox_depth_max = detail::g_mailbox_depth_max.load(std::memory_order_relaxed);
   return st;
 }
 

@@ -9,6 +9,8 @@
 // before the timeout (a task that does not return) is not waited for: the pool's tasks are
 // then listed from the tables alone, which any thread may read. The gate is shared by the
 // dumper and the pause points, so a late pause point finds it alive and already open.
+// Single-threaded runtimes are dumped by the runtime layer's dumper (installed by the first
+// runtime, src/task/runtime_dump.cpp) through the same entries.
 #include <saturn/sched/task_dump.hpp>
 
 #include <algorithm>
@@ -21,6 +23,7 @@
 #include <thread>
 #include <unordered_map>
 
+#include "sched/pause_point.hpp"
 #include "sched/pool_impl.hpp"
 
 namespace saturn {
@@ -40,29 +43,7 @@ std::int64_t mono_ns() noexcept {
 }
 
 atomic<process_reader> g_process_reader{nullptr};
-
-struct pause_gate {
-  atomic<std::uint32_t> arrived{0};
-  atomic<std::uint32_t> open{0};  // the futex word paused workers sleep on
-};
-
-/// Placed on one worker; runs once (or is discarded at shutdown) and deletes itself.
-struct pause_point : runnable {
-  std::shared_ptr<pause_gate> gate;
-  explicit pause_point(std::shared_ptr<pause_gate> g) : gate(std::move(g)) { m_fn = &pause_point::run; }
-  static void run(runnable* r, run_mode mode) noexcept {
-    std::unique_ptr<pause_point> self(static_cast<pause_point*>(r));
-    pause_gate& g = *self->gate;
-    // ordering: release: the worker's earlier work (its last task's writes) happens
-    // before the dumper's acquire load of the count.
-    g.arrived.fetch_add(1, std::memory_order_release);
-    if (mode != run_mode::run)
-      return;  // shutdown: nothing to hold
-    // ordering: acquire pairs with the dumper's release of the gate: its reads are done.
-    while (g.open.load(std::memory_order_acquire) == 0)
-      futex_wait(&g.open, 0);
-  }
-};
+atomic<runtime_dumper> g_runtime_dumper{nullptr};
 
 /// Holds every worker of `p` (but the calling one) until release(); paused() says
 /// whether they all arrived within the timeout.
@@ -98,9 +79,7 @@ class pool_pause {
       return 0;
     m_released = true;
     const std::int64_t held = m_paused ? mono_ns() - m_since : 0;
-    // ordering: release pairs with the pause points' acquire: the reads are done.
-    m_gate->open.store(1, std::memory_order_release);
-    futex_wake(&m_gate->open, static_cast<int>(m_gate->arrived.load(std::memory_order_relaxed)) + 1);
+    m_gate->release();
     return static_cast<std::uint64_t>(held);
   }
 
@@ -147,7 +126,8 @@ struct dumper {
 
   bool full() const noexcept { return out.tasks.size() >= opts.max_tasks; }
 
-  void add(unsigned pool, unsigned worker, promise_base* p, std::uintptr_t site, std::int64_t born, bool read) {
+  void add(unsigned pool, unsigned worker, promise_base* p, std::uintptr_t site, std::int64_t born, bool read,
+           unsigned runtime = ~0u) {
     if (full()) {
       out.truncated = true;
       return;
@@ -155,6 +135,7 @@ struct dumper {
     task_entry e;
     e.pool = pool;
     e.worker = worker;
+    e.runtime = runtime;
     e.task = frame_of(p);
     if (site != 0) {
       e.has_site = true;
@@ -219,6 +200,23 @@ struct dumper {
     }
   }
 
+  /// The entries of the single-threaded runtimes' tasks (see runtime_visit).
+  struct runtime_sink final : runtime_visit {
+    dumper& d;
+    explicit runtime_sink(dumper& dd) : d(dd) {}
+    bool full() const noexcept override { return d.full(); }
+    void task(unsigned runtime, promise_base* p) override { d.add(0, ~0u, p, 0, 0, true, runtime); }
+    void runtime_seen(bool paused) override {
+      ++d.out.runtimes;
+      if (!paused)
+        ++d.out.unpaused_runtimes;
+    }
+    void paused(std::uint64_t held_ns) override {
+      ++d.out.pauses;
+      d.out.longest_pause_ns = std::max(d.out.longest_pause_ns, held_ns);
+    }
+  };
+
   void link_joins() {
     std::unordered_map<const void*, std::size_t> index;
     index.reserve(out.tasks.size());
@@ -236,6 +234,11 @@ struct dumper {
 
 }  // namespace
 }  // namespace detail
+
+void detail::set_runtime_dumper(runtime_dumper d) noexcept {
+  // ordering: release pairs with dump_tasks's acquire load.
+  detail::g_runtime_dumper.store(d, std::memory_order_release);
+}
 
 void detail::set_process_reader(process_reader r) noexcept {
   // ordering: release pairs with the dumper's acquire load.
@@ -262,6 +265,11 @@ task_dump dump_tasks(const task_dump_options& opts) {
   task_dump out;
   detail::dumper d{opts, out, detail::coarse_ns(), {}};
   detail::with_live_pools([&](detail::pool_impl& p) { d.dump_pool(p); });
+  // ordering: acquire pairs with set_runtime_dumper's release (the dumper's code is static).
+  if (detail::runtime_dumper rd = detail::g_runtime_dumper.load(std::memory_order_acquire)) {
+    detail::dumper::runtime_sink sink(d);
+    rd(opts, sink);
+  }
   d.link_joins();
   std::stable_sort(out.tasks.begin(), out.tasks.end(),
                    [](const task_entry& a, const task_entry& b) { return a.age_ns > b.age_ns; });
@@ -271,9 +279,20 @@ task_dump dump_tasks(const task_dump_options& opts) {
 std::string render_task_dump(const task_dump& d) {
   std::string s;
   char line[512];
-  std::snprintf(line, sizeof line, "saturn task dump: %zu tasks in %u pools%s (%zu pauses, longest %.3f ms)\n",
-                d.tasks.size(), d.pools, d.truncated ? " (truncated)" : "", d.pauses, double(d.longest_pause_ns) / 1e6);
+  char runtimes[48] = "";
+  if (d.runtimes != 0)
+    std::snprintf(runtimes, sizeof runtimes, " and %u runtimes", d.runtimes);
+  std::snprintf(line, sizeof line, "saturn task dump: %zu tasks in %u pools%s%s (%zu pauses, longest %.3f ms)\n",
+                d.tasks.size(), d.pools, runtimes, d.truncated ? " (truncated)" : "", d.pauses,
+                double(d.longest_pause_ns) / 1e6);
   s.append(line);
+  if (d.unpaused_runtimes != 0) {
+    std::snprintf(line, sizeof line,
+                  "note: %u runtimes did not pause in time (not inside block_on, or a task runs without returning); "
+                  "their tasks are not listed\n",
+                  d.unpaused_runtimes);
+    s.append(line);
+  }
   if (d.unpaused_pools != 0) {
     std::snprintf(line, sizeof line,
                   "note: %u pools did not pause in time (a worker runs without returning); their tasks' state is unknown\n",
@@ -286,8 +305,10 @@ std::string render_task_dump(const task_dump& d) {
       std::snprintf(worker, sizeof worker, "-");
     else
       std::snprintf(worker, sizeof worker, "%u", e.worker);
-    int n = std::snprintf(line, sizeof line, "task %p pool %u worker %s age %.3fs %s", e.task, e.pool, worker,
-                          double(e.age_ns) / 1e9, task_state_name(e.state));
+    int n = e.runtime != ~0u
+                ? std::snprintf(line, sizeof line, "task %p runtime %u %s", e.task, e.runtime, task_state_name(e.state))
+                : std::snprintf(line, sizeof line, "task %p pool %u worker %s age %.3fs %s", e.task, e.pool, worker,
+                                double(e.age_ns) / 1e9, task_state_name(e.state));
     s.append(line, static_cast<std::size_t>(std::clamp(n, 0, int(sizeof line) - 1)));
     if (e.awaits != nullptr) {
       n = std::snprintf(line, sizeof line, " %p", e.awaits);

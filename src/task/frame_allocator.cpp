@@ -1,6 +1,7 @@
 // Slow paths of the frame allocator: refilling a thread's list from the global pool or a
-// fresh chunk, moving the excess of a capped list to the global pool, and trimming (giving
-// chunks whose every frame is free back to the kernel).
+// fresh chunk, moving the excess of a capped list to the global pool, trimming (giving
+// chunks whose every frame is free back to the kernel), and the in-use accounting (the
+// live threads' caches in a list, the exited threads' counts folded into totals).
 #include <saturn/task/frame_allocator.hpp>
 
 #include <sys/mman.h>
@@ -14,7 +15,7 @@
 
 namespace saturn::detail {
 
-thread_local frame_cache t_frame_cache{};
+constinit thread_local frame_cache t_frame_cache{};
 
 namespace {
 
@@ -44,6 +45,9 @@ struct global_pool {
   // mutex orders the batches themselves.
   atomic<unsigned> counts[k_classes] = {};
   std::vector<chunk_info> chunks;  // sorted by base
+  frame_cache* live = nullptr;     // registered threads' caches (frame_cache::live_next)
+  std::uint64_t exited_small = 0;  // in-use counts of the threads that exited (mod 2^64)
+  std::uint64_t exited_large = 0;
 };
 
 global_pool& pool() {
@@ -84,7 +88,8 @@ void flush_lists(global_pool& g, frame_cache& c) {
   }
 }
 
-/// Moves a thread's lists to the global pool, and retires its chunk, when the thread exits.
+/// Moves a thread's lists to the global pool, retires its chunk and folds its in-use
+/// counts into the exited totals, when the thread exits.
 struct thread_flusher {
   ~thread_flusher() {
     frame_cache& c = t_frame_cache;
@@ -92,6 +97,15 @@ struct thread_flusher {
     std::lock_guard lock(g.mutex);
     flush_lists(g, c);
     retire_chunk(g, c);
+    g.exited_small += c.small_in_use.exchange(0, std::memory_order_relaxed);
+    g.exited_large += c.large_in_use.exchange(0, std::memory_order_relaxed);
+    if (c.live_prev != nullptr)
+      c.live_prev->live_next = c.live_next;
+    else if (g.live == &c)
+      g.live = c.live_next;
+    if (c.live_next != nullptr)
+      c.live_next->live_prev = c.live_prev;
+    c.live_prev = c.live_next = nullptr;
   }
 };
 thread_local thread_flusher t_flusher;
@@ -99,8 +113,18 @@ thread_local thread_flusher t_flusher;
 }  // namespace
 
 void frame_register_thread() noexcept {
-  t_frame_cache.exit_hook = true;
+  frame_cache& c = t_frame_cache;
+  if (c.exit_hook)
+    return;
+  c.exit_hook = true;
   (void)&t_flusher;  // first odr-use constructs it: its destructor runs at thread exit
+  global_pool& g = pool();
+  std::lock_guard lock(g.mutex);
+  c.live_prev = nullptr;
+  c.live_next = g.live;
+  if (g.live != nullptr)
+    g.live->live_prev = &c;
+  g.live = &c;
 }
 
 namespace {
@@ -123,12 +147,15 @@ bool refill_from_pool(frame_cache& c, unsigned cls) {
 }  // namespace
 
 void* frame_allocate_slow(std::size_t size) {
-  if (size > frame_max_small)
-    return ::operator new(size);
-  if (!t_frame_cache.exit_hook)
-    frame_register_thread();  // a thread that only refills from the pool hands back too
+  frame_register_thread();  // a thread that only refills from the pool hands back too
   frame_cache& c = t_frame_cache;
+  if (size > frame_max_small) {
+    void* p = ::operator new(size);
+    frame_count(c.large_in_use, size);
+    return p;
+  }
   const unsigned cls = frame_class(size);
+  frame_count(c.small_in_use, frame_class_size(cls));
   if (refill_from_pool(c, cls)) {
     frame_node* n = c.lists[cls];
     c.lists[cls] = n->next;
@@ -139,10 +166,11 @@ void* frame_allocate_slow(std::size_t size) {
   // An even multiple of 8 may hold a 16-aligned object: start it on a 16-byte boundary.
   const std::size_t pad = (rounded % 16 == 0) ? (reinterpret_cast<std::uintptr_t>(c.bump) & 15) : 0;
   if (c.bump == nullptr || static_cast<std::size_t>(c.bump_end - c.bump) < rounded + pad) {
-    frame_register_thread();
     void* chunk = ::mmap(nullptr, k_chunk, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (chunk == MAP_FAILED)
+    if (chunk == MAP_FAILED) {
+      frame_count(c.small_in_use, std::uint64_t{0} - rounded);
       throw std::bad_alloc();
+    }
     {
       global_pool& g = pool();
       std::lock_guard lock(g.mutex);
@@ -164,13 +192,16 @@ void* frame_allocate_slow(std::size_t size) {
 }
 
 void frame_deallocate_slow(void* p, std::size_t size) noexcept {
+  frame_register_thread();  // a thread that only frees large frames: its count must be folded at exit
+  frame_cache& c = t_frame_cache;
   if (size > frame_max_small) {
     ::operator delete(p);  // unsized: clang 14 has no sized delete without -fsized-deallocation
+    frame_count(c.large_in_use, std::uint64_t{0} - size);
     return;
   }
   // The list is at its cap: hand a batch of it to the global pool, keep the rest.
-  frame_cache& c = t_frame_cache;
   const unsigned cls = frame_class(size);
+  frame_count(c.small_in_use, std::uint64_t{0} - frame_class_size(cls));
   const unsigned give = frame_cap(cls) / 2;
   frame_node* head = c.lists[cls];
   frame_node* tail = head;
@@ -195,6 +226,22 @@ std::size_t frame_mapped_bytes() noexcept {
   global_pool& g = pool();
   std::lock_guard lock(g.mutex);
   return g.chunks.size() * k_chunk;
+}
+
+frame_usage_bytes frame_usage() noexcept {
+  global_pool& g = pool();
+  std::lock_guard lock(g.mutex);
+  std::uint64_t small = g.exited_small;
+  std::uint64_t large = g.exited_large;
+  // lifetime: a cache leaves the list (under this lock) before its thread's storage goes.
+  for (const frame_cache* c = g.live; c != nullptr; c = c->live_next) {
+    small += c->small_in_use.load(std::memory_order_relaxed);
+    large += c->large_in_use.load(std::memory_order_relaxed);
+  }
+  // The counts are read one thread after another: a frame allocated on one thread and
+  // freed on another meanwhile can make the sum dip below zero for an instant.
+  const auto clamp = [](std::uint64_t v) { return static_cast<std::int64_t>(v) < 0 ? 0 : static_cast<std::size_t>(v); };
+  return {clamp(small), clamp(large)};
 }
 
 std::size_t frame_trim() noexcept {

@@ -40,9 +40,11 @@ runtime::runtime(const runtime_options& opts) : m_loop(opts.loop) {
   m_root.sched = this;
   m_root.live = &m_live;
   m_prev = set_current(this);
+  m_stats_id = detail::register_runtime_stats(*this);
 }
 
 runtime::~runtime() {
+  detail::unregister_runtime_stats(*this);  // first: no metrics reader looks at the loop from here on
   // 1. Every operation in the kernel completes (cancelled) while the frames it points
   //    into are alive; queued tasks are discarded (spawned ones abandoned).
   m_loop.shutdown();

@@ -4,7 +4,9 @@
 #include <saturn/metrics.hpp>
 #include <saturn/proc.hpp>
 #include <saturn/sched/thread_pool.hpp>
+#include <saturn/sync.hpp>
 #include <saturn/task/join_handle.hpp>
+#include <saturn/task/runtime.hpp>
 #include <saturn/task/this_task.hpp>
 #include <saturn/task/time.hpp>
 
@@ -180,4 +182,65 @@ TEST(MetricsRuntime, ProcessesAliveFollowsSpawnsAndExits) {
     saturn::send(p, 1);
   EXPECT_TRUE(eventually([&] { return render_value("saturn_processes_alive") <= before; }))
       << "still alive: " << render_value("saturn_processes_alive") << ", before: " << before;
+}
+
+namespace {
+saturn::task<void> waits_on(saturn::event& ev) {
+  const saturn::wait_result r = co_await ev.wait();
+  (void)r;
+}
+}  // namespace
+
+TEST(MetricsRuntime, ASingleThreadedRuntimeIsRenderedWhileAlive) {
+  std::string id;
+  {
+    saturn::runtime rt;
+    id = std::to_string(rt.stats_id());
+    saturn::event ev;
+    const auto e = rt.block_on([](saturn::runtime& on, saturn::event& gate) -> saturn::task<saturn_test::exposition> {
+      for (int i = 0; i < 3; ++i) {
+        auto s = saturn::sleep_for(std::chrono::milliseconds(1));
+        (void)co_await s;
+      }
+      auto h = on.spawn(waits_on(gate));
+      co_await saturn::yield();  // h starts and waits: one live task
+      auto text = saturn_test::parse_exposition(m::render());
+      gate.set();
+      co_await std::move(h);
+      co_return text;
+    }(rt, ev));
+    EXPECT_EQ(e.sum("saturn_runtime_live_tasks", {{"runtime", id}}), 1);
+    EXPECT_EQ(e.find("saturn_runtime_live_tasks", {{"runtime", id}}).size(), 1u);
+    EXPECT_GE(e.sum("saturn_timers_armed_total", {{"runtime", id}}), 3);
+    EXPECT_GE(e.sum("saturn_timers_fired_total", {{"runtime", id}}), 3);
+    EXPECT_GE(e.sum("saturn_ring_enters_total", {{"runtime", id}}), 3);
+    EXPECT_EQ(e.find("saturn_ring_cqes_total", {{"runtime", id}}).size(), 1u);
+    EXPECT_EQ(e.types.at("saturn_runtime_live_tasks"), "gauge");
+    const auto after = saturn_test::parse_exposition(m::render());
+    EXPECT_EQ(after.sum("saturn_runtime_live_tasks", {{"runtime", id}}), 0);
+  }
+  const auto gone = saturn_test::parse_exposition(m::render());
+  EXPECT_TRUE(gone.find("saturn_ring_enters_total", {{"runtime", id}}).empty());
+  EXPECT_TRUE(gone.find("saturn_runtime_live_tasks", {{"runtime", id}}).empty());
+}
+
+TEST(MetricsRuntime, FrameBytesInUseAndMailboxHighWaterMarkAreRendered) {
+  saturn::thread_pool pool({.threads = 2});
+  std::vector<saturn::pid_of<int>> ps;
+  for (int i = 0; i < 100; ++i)
+    ps.push_back(saturn::spawn_process(pool, waits_for_one));
+  const auto e = saturn_test::parse_exposition(m::render());
+  for (const char* name : {"saturn_task_frame_in_use_bytes", "saturn_task_frame_large_bytes",
+                           "saturn_process_mailbox_depth_max"}) {
+    EXPECT_EQ(e.find(name).size(), 1u) << name;
+    EXPECT_EQ(e.types.at(name), "gauge") << name;
+  }
+#if !defined(SATURN_ASAN) && !defined(SATURN_TSAN)
+  // 100 suspended processes hold 100 frames (sanitizer builds do not count frames).
+  EXPECT_GE(e.sum("saturn_task_frame_in_use_bytes"), 100 * 64);
+#endif
+  EXPECT_LE(e.sum("saturn_task_frame_in_use_bytes"), e.sum("saturn_task_frame_mapped_bytes"));
+  for (auto& p : ps)
+    saturn::send(p, 1);
+  EXPECT_TRUE(eventually([&] { return render_value("saturn_process_mailbox_depth_max") >= 1; }));
 }

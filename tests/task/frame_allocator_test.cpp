@@ -449,3 +449,77 @@ TEST(task_frame_allocator, trim_releases_chunks_with_alignment_padding) {
   EXPECT_GE(released, pairs * 200 / 2) << "most of ~8 MB of free frames should go back";
 #endif
 }
+
+// In-use accounting: the bytes of live frames (small ones at their class size, large ones
+// at their size), exact on one thread; a frame freed on another thread, or outliving the
+// thread that allocated it, still leaves the total where it started once freed.
+TEST(task_frame_allocator, in_use_counts_live_frames_exactly) {
+  if (!k_recycling)
+    GTEST_SKIP() << k_no_recycling;
+  using saturn::detail::frame_class;
+  using saturn::detail::frame_class_size;
+  const auto base = saturn::detail::frame_usage();
+  std::mt19937 rng(31);
+  std::vector<std::pair<void*, std::size_t>> live;
+  std::size_t small = 0, large = 0;
+  for (int i = 0; i < 5000; ++i) {
+    const std::size_t size = (i % 50 == 0) ? 513 + rng() % 2000 : 1 + rng() % 512;
+    live.emplace_back(frame_allocate(size), size);
+    if (size > saturn::detail::frame_max_small)
+      large += size;
+    else
+      small += frame_class_size(frame_class(size));
+  }
+  const auto during = saturn::detail::frame_usage();
+  EXPECT_EQ(during.small - base.small, small);
+  EXPECT_EQ(during.large - base.large, large);
+  EXPECT_EQ(saturn::task_memory_in_use(), during.small);
+  EXPECT_LE(during.small, saturn::task_memory_mapped());
+  // Free every other one, then the rest: the count follows each free.
+  std::size_t freed_small = 0;
+  for (std::size_t i = 0; i < live.size(); i += 2) {
+    frame_deallocate(live[i].first, live[i].second);
+    if (live[i].second <= saturn::detail::frame_max_small)
+      freed_small += frame_class_size(frame_class(live[i].second));
+  }
+  EXPECT_EQ(saturn::detail::frame_usage().small - base.small, small - freed_small);
+  for (std::size_t i = 1; i < live.size(); i += 2)
+    frame_deallocate(live[i].first, live[i].second);
+  const auto after = saturn::detail::frame_usage();
+  EXPECT_EQ(after.small, base.small);
+  EXPECT_EQ(after.large, base.large);
+}
+
+TEST(task_frame_allocator, in_use_across_threads_and_thread_exit) {
+  if (!k_recycling)
+    GTEST_SKIP() << k_no_recycling;
+  const auto base = saturn::detail::frame_usage();
+  constexpr int n = 20000;  // more than a list's cap: frees spill to the global pool too
+  // Allocated here, freed by a thread that then exits.
+  std::vector<void*> mine;
+  for (int i = 0; i < n; ++i)
+    mine.push_back(frame_allocate(64));
+  EXPECT_EQ(saturn::detail::frame_usage().small - base.small, std::size_t(n) * 64);
+  std::thread([&] {
+    for (void* p : mine)
+      frame_deallocate(p, 64);
+  }).join();
+  EXPECT_EQ(saturn::detail::frame_usage().small, base.small);
+  // Allocated by a thread that exits while they are alive (its count is kept), freed here.
+  std::vector<void*> theirs;
+  std::thread([&] {
+    for (int i = 0; i < n; ++i)
+      theirs.push_back(frame_allocate(200));
+    theirs.push_back(frame_allocate(4000));
+  }).join();
+  const auto during = saturn::detail::frame_usage();
+  EXPECT_EQ(during.small - base.small, std::size_t(n) * 200);
+  EXPECT_EQ(during.large - base.large, 4000u);
+  frame_deallocate(theirs.back(), 4000);
+  theirs.pop_back();
+  for (void* p : theirs)
+    frame_deallocate(p, 200);
+  const auto after = saturn::detail::frame_usage();
+  EXPECT_EQ(after.small, base.small);
+  EXPECT_EQ(after.large, base.large);
+}

@@ -57,7 +57,10 @@ struct process_facts {
 
 /// One spawned task alive.
 struct task_entry {
-  unsigned pool = 0;             ///< pool_stats::id of its pool
+  unsigned pool = 0;             ///< pool_stats::id of its pool (0 for a runtime's task)
+  /// runtime::stats_id() of the single-threaded runtime it runs on; ~0u for a pool's task.
+  /// A runtime's tasks have no spawn site or age (its table keeps only the task).
+  unsigned runtime = ~0u;
   unsigned worker = 0;           ///< the worker whose table recorded it (where it first ran); ~0u: outside any worker
   const void* task = nullptr;    ///< its coroutine frame (the address a debugger shows)
   const void* resume = nullptr;  ///< the frame's resume function (symbolize with addr2line); null when not read
@@ -87,12 +90,18 @@ struct task_dump {
   std::size_t pauses = 0;             ///< times the workers were paused
   std::uint64_t longest_pause_ns = 0; ///< the longest of those pauses (all workers held)
   unsigned unpaused_pools = 0;        ///< pools whose workers did not all pause (state unknown)
+  unsigned runtimes = 0;              ///< single-threaded runtimes looked at
+  unsigned unpaused_runtimes = 0;     ///< runtimes that did not pause (their tasks are not listed)
 };
 
-/// Takes a dump of every live thread_pool. Threading: any thread, best from one that is
-/// not a worker (a worker calling it counts as paused itself, and its pool's tasks wait
-/// while it reads); blocks (does not suspend) for as long as the dump takes. Takes the lock
-/// pools register under, so pools are not built or destroyed meanwhile.
+/// Takes a dump of every live thread_pool and single-threaded runtime. Threading: any
+/// thread, best from one that is not a worker (a worker calling it counts as paused
+/// itself, and its pool's tasks wait while it reads); blocks (does not suspend) for as long
+/// as the dump takes. Takes the locks pools and runtimes register under, so they are not
+/// built or destroyed meanwhile. A runtime is paused like a worker, through its loop: one
+/// that is not running (its thread is not inside block_on) does not pause within
+/// pause_timeout and its tasks are not listed (its table may be changing), unless the
+/// caller is that runtime's own thread.
 task_dump dump_tasks(const task_dump_options& opts = {});
 
 /// The dump as text, one task per line, oldest first, such as "task 0x7f20 pool 0 worker 1
@@ -113,6 +122,20 @@ using process_reader = void (*)(const promise_base* p, std::uint32_t mailbox_lim
 /// Installs the reader (idempotent; the process layer does it when its first process
 /// starts). Any thread.
 void set_process_reader(process_reader r) noexcept;
+
+/// What the runtime layer's dumper reports to dump_tasks.
+struct runtime_visit {
+  virtual bool full() const noexcept = 0;                ///< max_tasks reached: stop
+  virtual void task(unsigned runtime, promise_base* p) = 0;  ///< a task, read while its runtime is paused
+  virtual void runtime_seen(bool paused) = 0;            ///< once per runtime, after its tasks
+  virtual void paused(std::uint64_t held_ns) = 0;        ///< once per pause of a runtime
+ protected:
+  ~runtime_visit() = default;
+};
+/// Lists the live single-threaded runtimes' tasks (src/task/runtime_dump.cpp).
+using runtime_dumper = void (*)(const task_dump_options& opts, runtime_visit& v);
+/// Installs the dumper (idempotent; every runtime's construction does it). Any thread.
+void set_runtime_dumper(runtime_dumper d) noexcept;
 }  // namespace detail
 
 }  // namespace saturn

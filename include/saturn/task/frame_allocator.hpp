@@ -11,11 +11,19 @@
 /// list. Lists are capped (frame_cache_bytes per class); the excess moves in batches to a global per-class pool that
 /// every thread refills from, so a producer/consumer pair of threads cannot grow memory
 /// without bound. Chunks are kept for the life of the process (reused, not returned).
+///
+/// Accounting (task_memory_in_use): every thread keeps the bytes of frames it allocated
+/// minus those it freed in its own cache (a relaxed load and store, no read-modify-write;
+/// a frame freed on another thread makes that thread's count go down), and a reader sums
+/// the live threads' counts and those of the threads that exited, under the global lock.
 /// Sanitizer builds (SATURN_ASAN / SATURN_TSAN) use plain new/delete so the tools see
 /// every frame.
 #pragma once
 
+#include <saturn/detail/atomic.hpp>
+
 #include <cstddef>
+#include <cstdint>
 
 namespace saturn::detail {
 
@@ -30,17 +38,31 @@ struct frame_node {
   frame_node* next;
 };
 
-/// Per-thread state; trivially destructible so thread_local access stays a plain TLS load.
+/// Per-thread state; trivially destructible and constant-initialized (constinit) so a
+/// thread_local access stays a plain TLS load.
 struct frame_cache {
   frame_node* lists[frame_max_small / 8];
   unsigned counts[frame_max_small / 8];
   char* bump;
   char* bump_end;
   std::size_t bump_pad;  ///< alignment bytes skipped in the current chunk (not a frame)
-  bool exit_hook;  ///< the thread's exit hands its lists to the global pool
+  /// Bytes of small frames (class sizes) this thread allocated minus those it freed,
+  /// modulo 2^64 (a thread that frees others' frames goes "negative"). Written by this
+  /// thread only (load + store); read by frame_usage() from any thread.
+  atomic<std::uint64_t> small_in_use;
+  atomic<std::uint64_t> large_in_use;  ///< the same for frames above frame_max_small
+  frame_cache* live_prev;  ///< the list of live threads' caches (under the global lock)
+  frame_cache* live_next;
+  bool exit_hook;  ///< registered: the thread's exit hands its lists to the global pool
 };
 
-extern thread_local frame_cache t_frame_cache;
+extern constinit thread_local frame_cache t_frame_cache;
+
+/// Adds `n` to a counter of the calling thread's cache (only this thread writes it).
+inline void frame_count(atomic<std::uint64_t>& c, std::uint64_t n) noexcept {
+  // ordering: relaxed; a statistic, read by frame_usage() with the same tolerance.
+  c.store(c.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+}
 
 /// Size classes are 8 bytes apart. A frame whose size is an odd multiple of 8 needs no
 /// more than 8-byte alignment (an object's size is a multiple of its alignment), so it is
@@ -75,6 +97,7 @@ inline void* frame_allocate(std::size_t size) {
     if (frame_node* n = c.lists[cls]) [[likely]] {
       c.lists[cls] = n->next;
       --c.counts[cls];
+      frame_count(c.small_in_use, frame_class_size(cls));
       return n;
     }
   }
@@ -98,6 +121,7 @@ inline void frame_deallocate(void* p, std::size_t size) noexcept {
       n->next = c.lists[cls];
       c.lists[cls] = n;
       ++c.counts[cls];
+      frame_count(c.small_in_use, std::uint64_t{0} - frame_class_size(cls));
       return;
     }
   }
@@ -115,6 +139,16 @@ std::size_t frame_trim() noexcept;
 /// Bytes of frame chunks currently mapped (free or in use). Any thread; takes the lock.
 std::size_t frame_mapped_bytes() noexcept;
 
+/// Bytes of coroutine frames allocated and not yet freed.
+struct frame_usage_bytes {
+  std::size_t small = 0;  ///< frames carved from the chunks, at their class size (at most the mapped bytes)
+  std::size_t large = 0;  ///< frames above frame_max_small, from operator new
+};
+/// Sums every thread's counts, live and exited. Any thread; takes the global lock (O(live
+/// threads)). Approximate while frames are being allocated and freed (each thread's count
+/// is read at a slightly different instant); 0 in sanitizer builds.
+frame_usage_bytes frame_usage() noexcept;
+
 }  // namespace saturn::detail
 
 namespace saturn {
@@ -124,4 +158,8 @@ inline std::size_t trim_task_memory() noexcept { return detail::frame_trim(); }
 /// Bytes the coroutine-frame allocator has mapped (in use or cached free), for memory
 /// accounting next to malloc's own statistics. Any thread.
 inline std::size_t task_memory_mapped() noexcept { return detail::frame_mapped_bytes(); }
+/// Bytes of coroutine frames alive now (tasks and processes not yet destroyed), those
+/// carved from the mapped chunks at their 8-byte size class; task_memory_mapped() minus
+/// this is what the allocator caches. Any thread; see detail::frame_usage.
+inline std::size_t task_memory_in_use() noexcept { return detail::frame_usage().small; }
 }  // namespace saturn

@@ -19,6 +19,14 @@
 
 namespace saturn {
 
+class runtime;
+namespace detail {
+/// Adds a runtime to live_runtime_stats() and returns its id / removes it. Any thread.
+unsigned register_runtime_stats(const runtime& rt);
+void unregister_runtime_stats(const runtime& rt) noexcept;
+struct runtime_access;  // the task dump's view of a runtime (src/task/runtime_dump.cpp)
+}  // namespace detail
+
 /// How to build a runtime.
 struct runtime_options {
   loop_options loop{};
@@ -52,8 +60,14 @@ class runtime final : public scheduler {
 
   /// The runtime's event loop (its thread only).
   event_loop& loop() noexcept { return m_loop; }
-  /// Number of spawned tasks alive (started and not finished).
+  /// Number of spawned tasks alive (started and not finished). The runtime's thread.
   std::size_t live_tasks() const noexcept { return m_live.size(); }
+  /// The same, from any thread (may lag by the tasks starting or ending meanwhile).
+  std::size_t live_task_count() const noexcept { return m_live.size_hint(); }
+  /// The runtime's number in live_runtime_stats() (saturn/task/runtime_stats.hpp). Any thread.
+  unsigned stats_id() const noexcept { return m_stats_id; }
+  /// A copy of its event loop's counters. Any thread (see loop_stats).
+  loop_stats loop_stats_snapshot() const noexcept { return m_loop.stats(); }
 
   void schedule(runnable* r) noexcept override;
   /// Worker 0 is the runtime's thread: like spawn(). Throws std::out_of_range for any
@@ -64,12 +78,14 @@ class runtime final : public scheduler {
   task_context& root_context() noexcept override { return m_root; }
 
  private:
+  friend struct detail::runtime_access;
   void run_until(const std::coroutine_handle<>& h);
 
   event_loop m_loop;
   task_context m_root;
   detail::live_table m_live;
   scheduler* m_prev = nullptr;
+  unsigned m_stats_id = 0;
 };
 
 namespace detail {

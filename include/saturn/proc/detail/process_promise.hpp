@@ -58,6 +58,12 @@ struct receive_base {
 
 enum class receive_outcome : std::uint8_t { none, got, timed_out, exit_signal };
 
+/// The most messages any process found in its inbox when it took it (process_stats's
+/// mailbox_depth_max). Read by every pull, written only when a pull beats it.
+extern saturn::detail::atomic<std::uint32_t> g_mailbox_depth_max;
+/// Raises g_mailbox_depth_max to `depth` (a CAS loop; only when a pull found a new record).
+void raise_mailbox_depth_max(std::uint32_t depth) noexcept;
+
 /// The untyped part of a process promise (88 bytes with promise_base).
 struct process_promise_base : promise_base {
   /// Messages taken from the inbox, oldest first: a circular list kept by its newest
@@ -97,12 +103,18 @@ struct process_promise_base : promise_base {
     node_base* n = reinterpret_cast<node_base*>(inbox_payload(w));
     node_base* first = nullptr;
     node_base* last = n;
+    std::uint32_t depth = 0;
     while (n) {
       node_base* next = n->m_next;
       n->m_next = first;
       first = n;
       n = next;
+      ++depth;
     }
+    // ordering: relaxed; a statistic. The line is written only on a new record, so this
+    // load almost always hits a shared cache line.
+    if (depth > g_mailbox_depth_max.load(std::memory_order_relaxed)) [[unlikely]]
+      raise_mailbox_depth_max(depth);
     last->m_next = m_tail ? m_tail->m_next : first;
     if (m_tail)
       m_tail->m_next = first;

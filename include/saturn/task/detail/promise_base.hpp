@@ -123,13 +123,15 @@ struct promise_base : runnable {
 /// destroyed while they are suspended can destroy them: no leak. A vector with the slot
 /// index kept in the promise: add and remove are O(1) and inline.
 ///
-/// Threading: single-threaded (the owning scheduler's thread).
+/// Threading: single-threaded (the owning scheduler's thread), but for size_hint().
 class live_table {
  public:
   static constexpr std::uint32_t npos = ~std::uint32_t{0};
   void add(promise_base* p) {
     p->m_live_index = static_cast<std::uint32_t>(m_items.size());
     m_items.push_back(p);
+    // ordering: relaxed; a count for metrics readers, nothing is published through it.
+    m_size.store(m_items.size(), std::memory_order_relaxed);
   }
   void remove(promise_base* p) noexcept {
     const std::uint32_t i = p->m_live_index;
@@ -139,14 +141,20 @@ class live_table {
     m_items[i] = last;
     last->m_live_index = i;
     m_items.pop_back();
+    m_size.store(m_items.size(), std::memory_order_relaxed);
     p->m_live_index = npos;
   }
   bool empty() const noexcept { return m_items.empty(); }
   std::size_t size() const noexcept { return m_items.size(); }
+  /// size() for any thread (a metrics reader): may lag by the adds and removes in flight.
+  std::size_t size_hint() const noexcept { return m_size.load(std::memory_order_relaxed); }
   promise_base* back() const noexcept { return m_items.back(); }
+  /// The task in slot `i` (< size()); slots move when a task before the last ends.
+  promise_base* at(std::size_t i) const noexcept { return m_items[i]; }
 
  private:
   std::vector<promise_base*> m_items;
+  saturn::detail::atomic<std::size_t> m_size{0};  // written by the owner only (a plain store)
 };
 
 inline void promise_base::track() {
