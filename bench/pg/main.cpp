@@ -186,8 +186,12 @@ int main(int argc, char** argv) {
   std::string url;
   app.add_option("--url", url, "postgres://user:password@host:port/database")->required();
   bench::add_common_flags(app, a, scenarios);
+  saturn::pool_options po{.threads = 0, .mode = saturn::pool_mode::io};
+  app.add_option("--spin-us", po.spin_before_park_us,
+                 "pool_options::spin_before_park_us (default: the pool's; a diagnosis, the suite never sets it)");
   CLI11_PARSE(app, argc, argv);
-  saturn::thread_pool pool({.threads = static_cast<unsigned>(a.threads), .mode = saturn::pool_mode::io});
+  po.threads = static_cast<unsigned>(a.threads);
+  saturn::thread_pool pool(po);
   const std::string bad = pool.block_on(run_all(url, a));
   if (!bad.empty()) {
     std::fprintf(stderr, "saturn-bench-pg: %s\n", bad.c_str());
