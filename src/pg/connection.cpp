@@ -311,12 +311,13 @@ task<result<void>> maybe_rollback(connection_state* s) {
   co_return result<void>{};
 }
 
-std::string cache_key(std::string_view sql, const params& ps) {
-  std::string key(sql);
+// The statement cache's key: the text, then each parameter type's OID as 4 raw bytes,
+// written into `key` (a reused buffer: a lookup allocates nothing once it has grown).
+void cache_key(std::string& key, std::string_view sql, const params& ps) {
+  key.assign(sql);
   key.push_back('\0');
   for (std::uint32_t t : ps.types())
-    key.append(std::to_string(t)).push_back(',');
-  return key;
+    key.append(reinterpret_cast<const char*>(&t), sizeof t);
 }
 
 void write_parse_describe(connection_state* s, const std::string& name, std::string_view sql, const params& ps) {
@@ -442,9 +443,10 @@ task<result<std::uint64_t>> read_execute(connection_state* s, const detail::prep
 
 // The statement for (sql, parameter types), prepared now if it is not cached.
 task<result<const detail::prepared*>> prepare(connection_state* s, std::string_view sql, const params& ps) {
-  std::string key = cache_key(sql, ps);
-  if (auto it = s->cache.find(key); it != s->cache.end())
+  cache_key(s->key_scratch, sql, ps);
+  if (auto it = s->cache.find(s->key_scratch); it != s->cache.end())
     co_return &it->second;
+  std::string key = s->key_scratch;
   detail::prepared st;
   st.name = cat({"s", std::to_string(s->next_stmt++)});
   write_parse_describe(s, st.name, sql, ps);
@@ -553,40 +555,52 @@ task<result<std::vector<result<rows>>>> connection::pipeline(std::vector<stateme
   busy_guard guard{s};
   if (auto rb = co_await maybe_rollback(s); !rb)
     co_return rb.err();
-  // 1. Prepare every statement not cached yet, all in one write.
-  std::vector<std::string> keys;
-  std::vector<std::size_t> to_prepare;
-  keys.reserve(queries.size());
+  // 1. Each query's cached statement; the ones not cached yet (each distinct one once)
+  //    prepared all in one write.
+  constexpr std::size_t none = ~std::size_t{0};
+  std::vector<const detail::prepared*> stmt(queries.size(), nullptr);
+  std::vector<std::size_t> fresh_of;  // query i -> its index in fresh (none: cached)
+  std::unordered_map<std::string, std::size_t> fresh_index;
+  std::vector<std::size_t> fresh;  // the first query of each statement to prepare
   for (std::size_t i = 0; i < queries.size(); ++i) {
-    keys.push_back(cache_key(queries[i].sql, queries[i].args));
-    if (s->cache.find(keys.back()) != s->cache.end())
+    cache_key(s->key_scratch, queries[i].sql, queries[i].args);
+    if (auto it = s->cache.find(s->key_scratch); it != s->cache.end()) {
+      stmt[i] = &it->second;
       continue;
-    bool dup = false;
-    for (std::size_t j : to_prepare)
-      dup = dup || keys[j] == keys.back();
-    if (!dup)
-      to_prepare.push_back(i);
+    }
+    if (fresh_of.empty())
+      fresh_of.assign(queries.size(), none);
+    auto [it, added] = fresh_index.emplace(s->key_scratch, fresh.size());
+    if (added)
+      fresh.push_back(i);
+    fresh_of[i] = it->second;
   }
-  std::unordered_map<std::string, error> prepare_errors;
-  if (!to_prepare.empty()) {
+  std::vector<const detail::prepared*> fresh_stmt(fresh.size(), nullptr);
+  std::vector<error> fresh_error(fresh.size());
+  if (!fresh.empty()) {
     std::vector<std::string> names;
-    for (std::size_t i : to_prepare) {
+    for (std::size_t i : fresh) {
       names.push_back(cat({"s", std::to_string(s->next_stmt++)}));
       write_parse_describe(s, names.back(), queries[i].sql, queries[i].args);
     }
     if (auto f = co_await s->flush(); !f)
       co_return f.err();
-    for (std::size_t k = 0; k < to_prepare.size(); ++k) {
+    for (std::size_t k = 0; k < fresh.size(); ++k) {
       auto cols = co_await read_describe(s);
       if (!cols) {
         if (cols.err().kind != errc::server)
           co_return cols.err();
-        prepare_errors.emplace(keys[to_prepare[k]], cols.err());
+        fresh_error[k] = cols.err();
         continue;
       }
+      cache_key(s->key_scratch, queries[fresh[k]].sql, queries[fresh[k]].args);
       detail::prepared st{names[k], std::move(*cols)};
-      s->cache.emplace(keys[to_prepare[k]], std::move(st));
+      // lifetime: unordered_map nodes never move, so the pointers stay valid.
+      fresh_stmt[k] = &s->cache.emplace(s->key_scratch, std::move(st)).first->second;
     }
+    for (std::size_t i = 0; i < queries.size(); ++i)
+      if (fresh_of[i] != none)
+        stmt[i] = fresh_stmt[fresh_of[i]];
   }
   // 2. Bind/Execute/Sync for every query, sent in windows, each window read back whole.
   std::vector<result<rows>> out;
@@ -596,9 +610,8 @@ task<result<std::vector<result<rows>>>> connection::pipeline(std::vector<stateme
   while (i < queries.size()) {
     const std::size_t first = i;
     while (i < queries.size() && (i == first || s->wbuf.size() < window)) {
-      auto it = s->cache.find(keys[i]);
-      if (it != s->cache.end())
-        write_bind_execute(s, it->second, queries[i].args);
+      if (stmt[i] != nullptr)
+        write_bind_execute(s, *stmt[i], queries[i].args);
       ++i;
     }
     if (!s->wbuf.empty()) {
@@ -606,13 +619,12 @@ task<result<std::vector<result<rows>>>> connection::pipeline(std::vector<stateme
         co_return f.err();
     }
     for (std::size_t q = first; q < i; ++q) {
-      auto it = s->cache.find(keys[q]);
-      if (it == s->cache.end()) {
-        out.emplace_back(prepare_errors.at(keys[q]));
+      if (stmt[q] == nullptr) {
+        out.emplace_back(fresh_error[fresh_of[q]]);
         continue;
       }
       rows r;
-      auto n = co_await read_execute(s, it->second, &r, nullptr);
+      auto n = co_await read_execute(s, *stmt[q], &r, nullptr);
       if (!n && (n.err().kind == errc::connection || n.err().kind == errc::protocol))
         co_return n.err();
       if (n)

@@ -37,7 +37,8 @@ struct connection_state {
   std::size_t rpos = 0;
   std::size_t rend = 0;
   std::string wbuf;  // the messages being written
-  std::unordered_map<std::string, prepared> cache;
+  std::unordered_map<std::string, prepared> cache;  // by cache_key (connection.cpp)
+  std::string key_scratch;  // the key being looked up (reused: no allocation per query)
   std::unordered_map<std::string, std::string> server_params;
   std::deque<notification> notifications;
   std::int32_t pid = 0;
