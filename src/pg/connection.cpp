@@ -602,36 +602,65 @@ task<result<std::vector<result<rows>>>> connection::pipeline(std::vector<stateme
       if (fresh_of[i] != none)
         stmt[i] = fresh_stmt[fresh_of[i]];
   }
-  // 2. Bind/Execute/Sync for every query, sent in windows, each window read back whole.
+  // 2. Bind/Execute/Sync for every query, in windows of at most `window` bytes, two
+  //    windows in flight: the next window is sent before the answers of the one before it
+  //    are read, so the server has requests to run while the client reads (one window at
+  //    a time left it idle at every boundary, for as long as the client took to be
+  //    scheduled, read the last answers and send again).
+  //    Deadlock freedom: the requests sent but not yet consumed by the server are at most
+  //    two windows (96 KiB), less than the kernel buffers between the two sides (this
+  //    socket's send buffer, at least 16 KiB, plus the server's receive buffer, 87-128 KiB
+  //    by Linux's defaults), so a send completes even if the server, its answers unread,
+  //    stops reading. A statement larger than a window goes alone, and only when no other
+  //    window is unread (the server then owes no answer and keeps reading).
   std::vector<result<rows>> out;
   out.reserve(queries.size());
-  constexpr std::size_t window = 64 * 1024;
-  std::size_t i = 0;
-  while (i < queries.size()) {
-    const std::size_t first = i;
-    while (i < queries.size() && (i == first || s->wbuf.size() < window)) {
-      if (stmt[i] != nullptr)
-        write_bind_execute(s, *stmt[i], queries[i].args);
-      ++i;
+  constexpr std::size_t window = 48 * 1024;
+  const std::size_t n = queries.size();
+  std::size_t sent = 0;            // queries written to the server
+  std::size_t done = 0;            // queries whose answers were read
+  std::size_t window_end[2] = {};  // the windows sent and not read yet, oldest first
+  int unread = 0;
+  while (done < n) {
+    if (sent < n && unread < 2) {
+      const std::size_t first = sent;
+      while (sent < n) {
+        const std::size_t before = s->wbuf.size();
+        if (stmt[sent] != nullptr)
+          write_bind_execute(s, *stmt[sent], queries[sent].args);
+        if (s->wbuf.size() > window && (sent > first || unread > 0)) {
+          s->wbuf.resize(before);  // goes into the next window
+          break;
+        }
+        ++sent;
+      }
+      if (sent > first) {
+        if (!s->wbuf.empty()) {
+          if (auto f = co_await s->flush(); !f)
+            co_return f.err();
+        }
+        window_end[unread++] = sent;
+        continue;
+      }
     }
-    if (!s->wbuf.empty()) {
-      if (auto f = co_await s->flush(); !f)
-        co_return f.err();
-    }
-    for (std::size_t q = first; q < i; ++q) {
+    const std::size_t end = window_end[0];
+    window_end[0] = window_end[1];
+    --unread;
+    for (std::size_t q = done; q < end; ++q) {
       if (stmt[q] == nullptr) {
         out.emplace_back(fresh_error[fresh_of[q]]);
         continue;
       }
       rows r;
-      auto n = co_await read_execute(s, *stmt[q], &r, nullptr);
-      if (!n && (n.err().kind == errc::connection || n.err().kind == errc::protocol))
-        co_return n.err();
-      if (n)
+      auto got = co_await read_execute(s, *stmt[q], &r, nullptr);
+      if (!got && (got.err().kind == errc::connection || got.err().kind == errc::protocol))
+        co_return got.err();
+      if (got)
         out.emplace_back(std::move(r));
       else
-        out.emplace_back(n.err());
+        out.emplace_back(got.err());
     }
+    done = end;
   }
   co_return out;
 }
