@@ -9,8 +9,9 @@
 #   OUTDIR/build/native/ compiler flags of each program (to notice a change)
 # and prints one "built PATH" line per program it (re)built.
 #
-# Suites: loop spawn sched ring echo http http_client tls arena rpc; walk is accepted and has
-# no native peer. rpc: rpc-grpcpp (libgrpc++'s async server, code from protoc + grpc_cpp_plugin).
+# Suites: loop spawn sched ring echo http http_client tls arena rpc pg; walk is accepted and has
+# no native peer. pg: the Node (node-postgres from npm, `npm ci` from the committed
+# package-lock.json) and Python (Debian's python3-asyncpg) drivers' launchers. rpc: rpc-grpcpp (libgrpc++'s async server, code from protoc + grpc_cpp_plugin).
 # Release flags: g++/gcc -O2 -DNDEBUG (C++20, C++17 for the Asio programs: Debian 12's
 # Boost 1.74 Asio does not compile as C++20 with GCC 12), no -march=native. --quick
 # (the CI smoke build) uses -O1 instead: the programs are the same, only slower.
@@ -23,7 +24,7 @@
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-usage() { echo "usage: $0 OUTDIR [--quick] [loop|spawn|sched|ring|walk|echo|http|http_client|tls|arena|forkjoin|rpc ...]" >&2; exit 2; }
+usage() { echo "usage: $0 OUTDIR [--quick] [loop|spawn|sched|ring|walk|echo|http|http_client|tls|arena|forkjoin|rpc|pg ...]" >&2; exit 2; }
 log() { echo "build-native.sh: $*" >&2; }
 [ $# -ge 1 ] || usage
 case "$1" in -*) usage ;; esac
@@ -35,11 +36,11 @@ suites=()
 for a in "$@"; do
     case "$a" in
         --quick) quick=1 ;;
-        loop | spawn | sched | ring | walk | echo | http | http_client | tls | arena | forkjoin | rpc) suites+=("$a") ;;
+        loop | spawn | sched | ring | walk | echo | http | http_client | tls | arena | forkjoin | rpc | pg) suites+=("$a") ;;
         *) log "unknown suite or flag: $a"; usage ;;
     esac
 done
-[ ${#suites[@]} -gt 0 ] || suites=(loop spawn sched ring echo http http_client tls arena forkjoin rpc)
+[ ${#suites[@]} -gt 0 ] || suites=(loop spawn sched ring echo http http_client tls arena forkjoin rpc pg)
 want() { local s; for s in "${suites[@]}"; do [ "$s" = "$1" ] && return 0; done; return 1; }
 started=$(date +%s)
 
@@ -262,6 +263,44 @@ if want arena; then
     fi
 fi
 # ---- end arena: nginx and h2o ----
+# ---- pg: Node and asyncpg (bench/peers/pg/node, bench/peers/pg/asyncpg) ----
+if want pg; then
+    # node-postgres from npm at the version package-lock.json pins (Debian's node-pg needs
+    # Debian's nodejs); reinstalled only when the lock changes. NPM overrides the npm binary.
+    pgn=$share/pg-node
+    if ! command -v node > /dev/null 2>&1 || ! command -v "${NPM:-npm}" > /dev/null 2>&1; then
+        log "pg-node: missing Debian package(s): nodejs npm (apt-get install nodejs npm)"
+        failed=$((failed + 1))
+    elif ! node --check "$here/pg/node/bench.js"; then
+        log "pg-node: bench.js does not parse with $(node --version)"
+        failed=$((failed + 1))
+    else
+        mkdir -p "$pgn"
+        if ! cmp -s "$here/pg/node/package-lock.json" "$pgn/package-lock.json" || [ ! -d "$pgn/node_modules/pg" ]; then
+            install -m 644 "$here/pg/node/package.json" "$pgn/package.json"
+            install -m 644 "$here/pg/node/package-lock.json" "$pgn/package-lock.json"
+            log "pg-node: npm ci (pg from package-lock.json)"
+            if (cd "$pgn" && "${NPM:-npm}" ci --omit=dev --ignore-scripts --no-audit --no-fund > /dev/null); then
+                echo "built $pgn/node_modules"
+            else
+                rm -f "$pgn/package-lock.json"
+                log "pg-node: npm ci failed (needs the npm registry once)"
+                failed=$((failed + 1))
+            fi
+        fi
+        install_file 644 "$here/pg/node/bench.js" "$pgn/bench.js"
+        install_file 755 "$here/pg/node/pg-node.sh" "$bin/pg-node"
+    fi
+    # asyncpg and uvloop are Debian's, for Debian's python3 (PYTHON overrides it).
+    if ! "${PYTHON:-/usr/bin/python3}" -c 'import asyncpg, uvloop' > /dev/null 2>&1; then
+        log "pg-asyncpg: missing Debian package(s): python3-asyncpg python3-uvloop (apt-get install python3-asyncpg python3-uvloop)"
+        failed=$((failed + 1))
+    else
+        install_file 644 "$here/pg/asyncpg/bench.py" "$share/pg-asyncpg/bench.py"
+        install_file 755 "$here/pg/asyncpg/pg-asyncpg.sh" "$bin/pg-asyncpg"
+    fi
+fi
+# ---- end pg ----
 
 if [ "$failed" -gt 0 ]; then
     log "$failed program(s) failed to build"

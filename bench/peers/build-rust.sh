@@ -2,12 +2,12 @@
 # Builds the Rust peers of `make bench` (bench/peers/README.md) into OUTDIR/bin.
 #
 #   bench/peers/build-rust.sh OUTDIR [--quick] [suite...]
-#       suites: spawn sched walk echo http http_client arena process forkjoin (default: all of them)
+#       suites: spawn sched walk echo http http_client arena process forkjoin pg (default: all of them)
 #       --quick: the `quick` profile (no LTO, 16 codegen units) for the CI smoke build
 #
 # Offline, with Debian's cargo/rustc (/usr/bin/cargo, /usr/bin/rustc) and Debian's crate
 # sources in /usr/share/cargo/registry (librust-tokio-dev, librust-rayon-dev,
-# librust-hyper-dev); Debian 12's newer rustc-web / cargo-web (1.85+) install to the same
+# librust-hyper-dev, librust-tokio-postgres-dev); Debian 12's newer rustc-web / cargo-web (1.85+) install to the same
 # paths and work as well. PEERS_CARGO / PEERS_RUSTC name another toolchain (e.g. rustup's)
 # for a comparison; RUSTC is always set, since a cargo otherwise takes the first
 # rustc on PATH (with rustup installed: rustup's, not Debian's).
@@ -17,7 +17,7 @@
 # rebuilds nothing that did not change. Prints one "built PATH" line per program.
 set -euo pipefail
 
-usage() { echo "usage: $0 OUTDIR [--quick] [spawn|sched|walk|echo|http|http_client|arena|process|forkjoin ...]" >&2; exit 2; }
+usage() { echo "usage: $0 OUTDIR [--quick] [spawn|sched|walk|echo|http|http_client|arena|process|forkjoin|pg ...]" >&2; exit 2; }
 [ $# -ge 1 ] || usage
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 mkdir -p "$1"
@@ -28,11 +28,11 @@ suites=()
 for a in "$@"; do
     case "$a" in
         --quick) profile=quick ;;
-        spawn | sched | walk | echo | http | http_client | arena | process | forkjoin) suites+=("$a") ;;
+        spawn | sched | walk | echo | http | http_client | arena | process | forkjoin | pg) suites+=("$a") ;;
         *) echo "build-rust.sh: unknown suite or option: $a" >&2; usage ;;
     esac
 done
-[ ${#suites[@]} -gt 0 ] || suites=(spawn sched walk echo http http_client arena process forkjoin)
+[ ${#suites[@]} -gt 0 ] || suites=(spawn sched walk echo http http_client arena process forkjoin pg)
 log() { echo "[build-rust.sh] $*" >&2; }
 started=$(date +%s)
 
@@ -41,14 +41,16 @@ declare -A program=([spawn]=spawn-tokio [sched]=sched-tokio [walk]=walk-rayon
                     [echo]=echo-tokio [http]=http-hyper [arena]=arena-hyper
                     [process]=process-tokio
                     [http_client]=http_client-hyper
-                    [forkjoin]="forkjoin-rayon forkjoin-tokio")
+                    [forkjoin]="forkjoin-rayon forkjoin-tokio"
+                    [pg]=pg-tokio)
 declare -A crate_pkg=([spawn]=librust-tokio-dev [sched]=librust-tokio-dev
                       [walk]=librust-rayon-dev [echo]=librust-tokio-dev
                       [http]=librust-hyper-dev [arena]=librust-hyper-dev
                       [process]=librust-tokio-dev [http_client]=librust-hyper-dev
-                      [forkjoin]="librust-rayon-dev librust-tokio-dev")
+                      [forkjoin]="librust-rayon-dev librust-tokio-dev"
+                      [pg]=librust-tokio-postgres-dev)
 declare -A crate_dir=([librust-tokio-dev]=tokio-1 [librust-rayon-dev]=rayon-1
-                      [librust-hyper-dev]=hyper-0.14)
+                      [librust-hyper-dev]=hyper-0.14 [librust-tokio-postgres-dev]=tokio-postgres-0.7)
 
 # ---------------------------------------------------------------- toolchain check
 registry=/usr/share/cargo/registry
@@ -78,7 +80,7 @@ mkdir -p "$src" "$out/bin" "$build/cargo-home"
 # cp -p keeps modification times, so Cargo sees unchanged files as unchanged; files
 # gone from the source tree go from the copy too.
 members=(Cargo.toml common/rust spawn/tokio sched/tokio walk/rayon echo/tokio http/hyper
-         arena/hyper process/tokio http_client/hyper forkjoin/rayon forkjoin/tokio)
+         arena/hyper process/tokio http_client/hyper forkjoin/rayon forkjoin/tokio pg/tokio)
 list() { # the members' sources under $1 (none yet in a fresh copy)
     (cd "$1" && find "${members[@]}" -type f \( -name '*.rs' -o -name Cargo.toml \) 2>/dev/null || true) | sort
 }

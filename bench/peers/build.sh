@@ -21,7 +21,7 @@
 set -uo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-ALL_SUITES=(loop spawn sched ring walk echo http http_client tls arena process forkjoin rpc)
+ALL_SUITES=(loop spawn sched ring walk echo http http_client tls arena process forkjoin rpc pg)
 usage() { echo "usage: $0 OUTDIR [--quick] [${ALL_SUITES[*]} ...]" >&2; exit 2; }
 [ $# -ge 1 ] || usage
 case "$1" in -*) usage ;; esac
@@ -33,7 +33,7 @@ suites=()
 for a in "$@"; do
     case "$a" in
         --quick) quick=(--quick) ;;
-        loop|spawn|sched|ring|walk|echo|http|http_client|tls|arena|process|forkjoin|rpc) suites+=("$a") ;;
+        loop|spawn|sched|ring|walk|echo|http|http_client|tls|arena|process|forkjoin|rpc|pg) suites+=("$a") ;;
         http-client) suites+=(http_client) ;;  # the runner's name of the suite
         *) echo "build.sh: unknown suite or option: $a" >&2; usage ;;
     esac
@@ -114,9 +114,9 @@ tools() {
 
 log "building peers for ${suites[*]}${quick:+ (quick)} into $out"
 tools
-rust=$(pick spawn sched walk echo http http_client arena process forkjoin)
+rust=$(pick spawn sched walk echo http http_client arena process forkjoin pg)
 go=$(pick spawn sched ring walk echo http http_client tls arena forkjoin rpc)
-native=$(pick loop spawn sched ring echo http http_client tls arena forkjoin rpc)
+native=$(pick loop spawn sched ring echo http http_client tls arena forkjoin rpc pg)
 # shellcheck disable=SC2086  # the suite lists are meant to split into words
 {
     [ -z "$native" ] || step native build-native.sh "${quick[@]}" $native

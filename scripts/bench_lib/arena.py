@@ -125,6 +125,12 @@ def pg_cluster(repo: Path) -> str:
     return _PG[0][0]
 
 
+def pg_cluster_folder(repo: Path) -> str:
+    """The runner's PostgreSQL cluster's folder (pg_cluster.py's DIR; started on first use)."""
+    pg_cluster(repo)
+    return _PG[0][1]
+
+
 def check_db_profile(profile: str, port: int) -> str:
     """"" when the server answers the database profile's requests by the rules, else what
     is wrong (tests/arena/db_validate.py holds the full checks)."""

@@ -20,6 +20,9 @@ short reason. The rules follow docs/workloads.md and what the peer programs prin
          tasks == 2 x the workload's joins
   http   errors == 0 and non2xx == 0; delay: the fastest response (min_us) took at least
          delay_ms (no answer early)
+  pg     checksum == the server's own sum for the scenario (pgsuite.expected, computed by
+         Postgres before the run), the workload's query and row counts, a positive CPU
+         figure
   rpc    unary / unary_half_load: h2load saw only good answers (the runner, rpc.py, fails a
          run otherwise) and some; cold_start: a positive time; inproc_*: checksum ==
          expected_checksum (the sum of every call's a + b) over a positive call count
@@ -196,6 +199,25 @@ def check_forkjoin(rec: dict, ctx: dict) -> str | None:
     if _int(rec, "tasks") != want[1]:
         return f"tasks {rec.get('tasks')} != {want[1]}"
     return _equal(rec, want[0], "the workload's answer")
+def check_pg(rec: dict, ctx: dict) -> str | None:
+    from .pgsuite import FETCH_ROWS, QUERIES
+    sc = rec.get("scenario")
+    want = ctx.get("expect", {}).get(sc)
+    if want is None:
+        return f"no expected checksum for scenario {sc!r}"
+    if sc == "fetch_100k":
+        if _int(rec, "rows") != FETCH_ROWS:
+            return f"rows {rec.get('rows')} != {FETCH_ROWS}"
+        cpu = "cpu_ns_per_row"
+    else:
+        if _int(rec, "queries") != QUERIES.get(sc):
+            return f"queries {rec.get('queries')} != {QUERIES.get(sc)}"
+        cpu = "cpu_us_per_query"
+    if not is_number(rec.get(cpu)) or rec[cpu] <= 0:
+        return f"no positive {cpu}"
+    return _equal(rec, want, "the server's own sum")
+
+
 def check_rpc(rec: dict, ctx: dict) -> str | None:
     sc = rec.get("scenario", "")
     if sc.startswith("inproc_"):
@@ -223,7 +245,7 @@ CHECKS = {
     "echo": check_echo, "http": check_http, "walk": check_walk, "tls": check_tls,
     "arena": check_arena, "process": check_process, "http-client": check_http_client,
     "forkjoin": check_forkjoin,
-    "rpc": check_rpc,
+    "rpc": check_rpc, "pg": check_pg,
 }
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from . import httpclient, netrun, rpc, walk
+from . import httpclient, netrun, pgsuite, rpc, walk
 from .checks import check_record
 from .common import log, run_process, wait_quiet
 from .model import Step, SuiteRun
@@ -120,7 +120,7 @@ def missing_records(step: Step, run: SuiteRun) -> list | None:
     """FAILED records for a step of a peer that was not built; None when it can run."""
     names = [step.runtime] if step.runtime else step.context.get("order", [])
     missing = {n: rt.missing for n in names if (rt := run.runtime(n)) and rt.missing}
-    if not missing or step.kind not in ("program", "net", "http-client", "rpc-load", "rpc-cold"):
+    if not missing or step.kind not in ("program", "net", "http-client", "rpc-load", "rpc-cold", "pg"):
         return None
     return [failed_record(step, sc, missing[step.runtime]) for sc in step.scenarios or ("?",)]
 
@@ -138,6 +138,8 @@ def execute(step: Step, run: SuiteRun, out_dir: Path) -> list:
         return run_net(step, run, log_path)
     if step.kind == "http-client":
         return httpclient.run_step(step, run, log_path)
+    if step.kind == "pg":
+        return pgsuite.run_step(step, run, log_path)
     if step.kind in ("rpc-load", "rpc-cold"):
         objs, reasons = rpc.run_step(step, run, log_path)
         records, notes = records_from_objects(step, objs, reasons=reasons)

@@ -1,7 +1,7 @@
 """Figures: the numeric JSON fields that are reported, which way is better, formatting.
 
 Direction rule (docs/workloads.md): throughputs (ops_per_sec, msgs_per_sec, rps,
-hops_per_sec, calls_per_cpu_s) are higher-is-better; times and sizes (ns_*, *_us, wall_s,
+hops_per_sec, calls_per_cpu_s, rows_per_sec) are higher-is-better; times and sizes (ns_*, *_us, wall_s,
 bytes_per_task, peak_rss_kib, CPU per message, syscall counts) are lower-is-better.
 """
 
@@ -13,7 +13,7 @@ HIGHER = "higher"
 LOWER = "lower"
 
 _HIGHER = {"ops_per_sec", "msgs_per_sec", "rps", "hops_per_sec", "conns_per_sec", "mb_per_sec",
-           "calls_per_cpu_s"}
+           "calls_per_cpu_s", "rows_per_sec"}
 
 UNITS = {
     "ops_per_sec": "ops/s", "msgs_per_sec": "msgs/s", "rps": "req/s", "hops_per_sec": "hops/s",
@@ -31,6 +31,7 @@ UNITS = {
     "cpu_us_per_req": "client CPU µs/req",
     "calls_per_cpu_s": "calls/server CPU-s", "ns_per_call": "ns/call", "cpu_ns_per_call": "CPU ns/call", "cold_start_ms": "cold start ms",
     "client_ms": "client's own ms",
+    "rows_per_sec": "rows/s", "cpu_us_per_query": "client CPU µs/query", "cpu_ns_per_row": "client CPU ns/row",
 }
 
 PERCENTILES = ("p50_us", "p95_us", "p99_us", "p999_us")

@@ -287,6 +287,18 @@ def http_client_steps(run: SuiteRun, rt: Runtime) -> list:
                  1.0 + run.params.duration, timeout=run.params.duration + 30, scenarios=(SCENARIO,))]
 
 
+def pg_steps(run: SuiteRun, rt: Runtime) -> list:
+    """One process per runtime per round with the three scenarios, against the runner's
+    shared PostgreSQL (scripts/bench_lib/pgsuite.py adds --url)."""
+    from .pgsuite import SCENARIOS
+    n = run.params.samples + run.params.warmup
+    # per sample of the three scenarios: ~1.2 s (saturn, tokio, asyncpg), ~3.5 s (node)
+    est = 1.0 + n * (3.5 if rt.name == "node" else 1.5)
+    argv = [str(rt.path), "--threads", str(run.threads)] + _common_flags(run)
+    return [Step(run.name, "pg", rt.name, "all", argv, run.threads, est, timeout=max(120.0, 10 * est),
+                 scenarios=SCENARIOS)]
+
+
 from .rpc import SCENARIOS as RPC_SCENARIOS  # noqa: E402
 
 
@@ -571,6 +583,31 @@ def _make_suites() -> dict:
                    "call_context (one coroutine frame less). `CPU ns/call` (saturn only) is the "
                    "calling thread's own CPU time per call: on a busy machine wall time also counts "
                    "other processes' time slices. grpc-go has no in-process entry."),
+        Suite("pg", "pg — PostgreSQL drivers on one connection", "saturn-bench-pg",
+              (("tokio", "pg-tokio"), ("node", "pg-node"), ("asyncpg", "pg-asyncpg")),
+              quick=Params(rounds=3, samples=3, warmup=1),
+              full=Params(rounds=5, samples=5, warmup=1),
+              scenarios=("roundtrip", "pipelined_10k", "fetch_100k"), make_steps=pg_steps,
+              figures={"roundtrip": ("ops_per_sec", "p50_us", "p99_us", "cpu_us_per_query"),
+                       "pipelined_10k": ("ops_per_sec", "cpu_us_per_query"),
+                       "fetch_100k": ("rows_per_sec", "cpu_ns_per_row")},
+              gate={"roundtrip": ("ops_per_sec", "cpu_us_per_query"),
+                    "pipelined_10k": ("ops_per_sec", "cpu_us_per_query"),
+                    "fetch_100k": ("rows_per_sec", "cpu_ns_per_row")},
+              note="One connection over TCP to one PostgreSQL 15 shared by every driver (the arena "
+                   "suite's cluster: the HttpArena items table, 100,000 rows, scram-sha-256; "
+                   "scripts/bench_lib/pgsuite.py), statements prepared once. roundtrip: 10,000 "
+                   "`SELECT id, name, price FROM items WHERE id = $1` one after the other; "
+                   "pipelined_10k: the same 10,000 handed to the driver at once (saturn "
+                   "`conn.pipeline()`, tokio-postgres `try_join_all` of `query_one` futures, "
+                   "node-postgres `Promise.all` on a `pipeline: true` client; asyncpg cannot "
+                   "pipeline queries that return rows, so it runs them one after the other); "
+                   "fetch_100k: one query of 100,000 rows, materialised, 8 columns decoded. "
+                   "Every sample's checksum (a sum over the rows) must equal the one Postgres "
+                   "computes for the same rows before the run. `client CPU` is the driver "
+                   "process's own user+sys time (getrusage) per query or row; Postgres shares "
+                   "the machine's CPUs and its CPU is not counted. saturn and tokio run "
+                   "--threads workers; Node and asyncpg one event-loop thread."),
     ]
     return {s.name: s for s in suites}
 

@@ -143,16 +143,18 @@ task<result<message>> connection_state::next(bool in_query) {
     message m;
     if (take_buffered(m))
       co_return m;
-    if (rbuf.size() - rpos >= 5 && get32(rbuf.data() + rpos + 1) < 4)
+    if (rend - rpos >= 5 && get32(rbuf.data() + rpos + 1) < 4)
       co_return fail(errc::protocol, "bad message length from the server");
-    // Need more bytes: compact, then receive.
-    if (rpos > 0 && (rpos == rbuf.size() || rpos > recv_chunk)) {
-      rbuf.erase(0, rpos);
+    // Need more bytes: compact, then receive after rend. rbuf keeps its size between
+    // reads (growing it zero-fills, which cost a 64 KiB memset per round trip).
+    if (rpos > 0 && (rpos == rend || rpos > recv_chunk)) {
+      std::memmove(rbuf.data(), rbuf.data() + rpos, rend - rpos);
+      rend -= rpos;
       rpos = 0;
     }
-    const std::size_t have = rbuf.size();
-    rbuf.resize(have + recv_chunk);
-    auto into = std::as_writable_bytes(std::span(rbuf.data() + have, recv_chunk));
+    if (rbuf.size() < rend + recv_chunk)
+      rbuf.resize(rend + recv_chunk);
+    auto into = std::as_writable_bytes(std::span(rbuf.data() + rend, recv_chunk));
     // (if/else, not ?: : g++ 12 miscompiles co_await inside a conditional expression.)
     saturn::result<std::size_t> n = saturn::error{};
     if (cancelling)
@@ -167,7 +169,6 @@ task<result<message>> connection_state::next(bool in_query) {
     } else
       n = co_await sock.recv(into);
     if (!n) {
-      rbuf.resize(have);
       if (n.err() == std::errc::operation_canceled) {
         if (!in_query)
           co_return fail(errc::cancelled, "cancelled while waiting");
@@ -180,7 +181,7 @@ task<result<message>> connection_state::next(bool in_query) {
       }
       co_return fail(errc::connection, "receive from the server failed", n.err());
     }
-    rbuf.resize(have + *n);
+    rend += *n;
     if (*n == 0)
       co_return fail(errc::connection, "the server closed the connection");
   }
@@ -230,7 +231,7 @@ std::string connection::parameter(std::string_view name) const {
 bool connection::is_stale() const noexcept {
   if (!m_s || m_s->broken || !m_s->raw().is_open())
     return true;
-  if (m_s->rpos < m_s->rbuf.size())
+  if (m_s->rpos < m_s->rend)
     return true;
   char b;
   const ssize_t n = ::recv(m_s->raw().fd(), &b, 1, MSG_PEEK | MSG_DONTWAIT);
@@ -310,12 +311,13 @@ task<result<void>> maybe_rollback(connection_state* s) {
   co_return result<void>{};
 }
 
-std::string cache_key(std::string_view sql, const params& ps) {
-  std::string key(sql);
+// The statement cache's key: the text, then each parameter type's OID as 4 raw bytes,
+// written into `key` (a reused buffer: a lookup allocates nothing once it has grown).
+void cache_key(std::string& key, std::string_view sql, const params& ps) {
+  key.assign(sql);
   key.push_back('\0');
   for (std::uint32_t t : ps.types())
-    key.append(std::to_string(t)).push_back(',');
-  return key;
+    key.append(reinterpret_cast<const char*>(&t), sizeof t);
 }
 
 void write_parse_describe(connection_state* s, const std::string& name, std::string_view sql, const params& ps) {
@@ -441,9 +443,10 @@ task<result<std::uint64_t>> read_execute(connection_state* s, const detail::prep
 
 // The statement for (sql, parameter types), prepared now if it is not cached.
 task<result<const detail::prepared*>> prepare(connection_state* s, std::string_view sql, const params& ps) {
-  std::string key = cache_key(sql, ps);
-  if (auto it = s->cache.find(key); it != s->cache.end())
+  cache_key(s->key_scratch, sql, ps);
+  if (auto it = s->cache.find(s->key_scratch); it != s->cache.end())
     co_return &it->second;
+  std::string key = s->key_scratch;
   detail::prepared st;
   st.name = cat({"s", std::to_string(s->next_stmt++)});
   write_parse_describe(s, st.name, sql, ps);
@@ -552,73 +555,112 @@ task<result<std::vector<result<rows>>>> connection::pipeline(std::vector<stateme
   busy_guard guard{s};
   if (auto rb = co_await maybe_rollback(s); !rb)
     co_return rb.err();
-  // 1. Prepare every statement not cached yet, all in one write.
-  std::vector<std::string> keys;
-  std::vector<std::size_t> to_prepare;
-  keys.reserve(queries.size());
+  // 1. Each query's cached statement; the ones not cached yet (each distinct one once)
+  //    prepared all in one write.
+  constexpr std::size_t none = ~std::size_t{0};
+  std::vector<const detail::prepared*> stmt(queries.size(), nullptr);
+  std::vector<std::size_t> fresh_of;  // query i -> its index in fresh (none: cached)
+  std::unordered_map<std::string, std::size_t> fresh_index;
+  std::vector<std::size_t> fresh;  // the first query of each statement to prepare
   for (std::size_t i = 0; i < queries.size(); ++i) {
-    keys.push_back(cache_key(queries[i].sql, queries[i].args));
-    if (s->cache.find(keys.back()) != s->cache.end())
+    cache_key(s->key_scratch, queries[i].sql, queries[i].args);
+    if (auto it = s->cache.find(s->key_scratch); it != s->cache.end()) {
+      stmt[i] = &it->second;
       continue;
-    bool dup = false;
-    for (std::size_t j : to_prepare)
-      dup = dup || keys[j] == keys.back();
-    if (!dup)
-      to_prepare.push_back(i);
+    }
+    if (fresh_of.empty())
+      fresh_of.assign(queries.size(), none);
+    auto [it, added] = fresh_index.emplace(s->key_scratch, fresh.size());
+    if (added)
+      fresh.push_back(i);
+    fresh_of[i] = it->second;
   }
-  std::unordered_map<std::string, error> prepare_errors;
-  if (!to_prepare.empty()) {
+  std::vector<const detail::prepared*> fresh_stmt(fresh.size(), nullptr);
+  std::vector<error> fresh_error(fresh.size());
+  if (!fresh.empty()) {
     std::vector<std::string> names;
-    for (std::size_t i : to_prepare) {
+    for (std::size_t i : fresh) {
       names.push_back(cat({"s", std::to_string(s->next_stmt++)}));
       write_parse_describe(s, names.back(), queries[i].sql, queries[i].args);
     }
     if (auto f = co_await s->flush(); !f)
       co_return f.err();
-    for (std::size_t k = 0; k < to_prepare.size(); ++k) {
+    for (std::size_t k = 0; k < fresh.size(); ++k) {
       auto cols = co_await read_describe(s);
       if (!cols) {
         if (cols.err().kind != errc::server)
           co_return cols.err();
-        prepare_errors.emplace(keys[to_prepare[k]], cols.err());
+        fresh_error[k] = cols.err();
         continue;
       }
+      cache_key(s->key_scratch, queries[fresh[k]].sql, queries[fresh[k]].args);
       detail::prepared st{names[k], std::move(*cols)};
-      s->cache.emplace(keys[to_prepare[k]], std::move(st));
+      // lifetime: unordered_map nodes never move, so the pointers stay valid.
+      fresh_stmt[k] = &s->cache.emplace(s->key_scratch, std::move(st)).first->second;
     }
+    for (std::size_t i = 0; i < queries.size(); ++i)
+      if (fresh_of[i] != none)
+        stmt[i] = fresh_stmt[fresh_of[i]];
   }
-  // 2. Bind/Execute/Sync for every query, sent in windows, each window read back whole.
+  // 2. Bind/Execute/Sync for every query, in windows of at most `window` bytes, two
+  //    windows in flight: the next window is sent before the answers of the one before it
+  //    are read, so the server has requests to run while the client reads (one window at
+  //    a time left it idle at every boundary, for as long as the client took to be
+  //    scheduled, read the last answers and send again).
+  //    Deadlock freedom: the requests sent but not yet consumed by the server are at most
+  //    two windows (96 KiB), less than the kernel buffers between the two sides (this
+  //    socket's send buffer, at least 16 KiB, plus the server's receive buffer, 87-128 KiB
+  //    by Linux's defaults), so a send completes even if the server, its answers unread,
+  //    stops reading. A statement larger than a window goes alone, and only when no other
+  //    window is unread (the server then owes no answer and keeps reading).
   std::vector<result<rows>> out;
   out.reserve(queries.size());
-  constexpr std::size_t window = 64 * 1024;
-  std::size_t i = 0;
-  while (i < queries.size()) {
-    const std::size_t first = i;
-    while (i < queries.size() && (i == first || s->wbuf.size() < window)) {
-      auto it = s->cache.find(keys[i]);
-      if (it != s->cache.end())
-        write_bind_execute(s, it->second, queries[i].args);
-      ++i;
+  constexpr std::size_t window = 48 * 1024;
+  const std::size_t n = queries.size();
+  std::size_t sent = 0;            // queries written to the server
+  std::size_t done = 0;            // queries whose answers were read
+  std::size_t window_end[2] = {};  // the windows sent and not read yet, oldest first
+  int unread = 0;
+  while (done < n) {
+    if (sent < n && unread < 2) {
+      const std::size_t first = sent;
+      while (sent < n) {
+        const std::size_t before = s->wbuf.size();
+        if (stmt[sent] != nullptr)
+          write_bind_execute(s, *stmt[sent], queries[sent].args);
+        if (s->wbuf.size() > window && (sent > first || unread > 0)) {
+          s->wbuf.resize(before);  // goes into the next window
+          break;
+        }
+        ++sent;
+      }
+      if (sent > first) {
+        if (!s->wbuf.empty()) {
+          if (auto f = co_await s->flush(); !f)
+            co_return f.err();
+        }
+        window_end[unread++] = sent;
+        continue;
+      }
     }
-    if (!s->wbuf.empty()) {
-      if (auto f = co_await s->flush(); !f)
-        co_return f.err();
-    }
-    for (std::size_t q = first; q < i; ++q) {
-      auto it = s->cache.find(keys[q]);
-      if (it == s->cache.end()) {
-        out.emplace_back(prepare_errors.at(keys[q]));
+    const std::size_t end = window_end[0];
+    window_end[0] = window_end[1];
+    --unread;
+    for (std::size_t q = done; q < end; ++q) {
+      if (stmt[q] == nullptr) {
+        out.emplace_back(fresh_error[fresh_of[q]]);
         continue;
       }
       rows r;
-      auto n = co_await read_execute(s, it->second, &r, nullptr);
-      if (!n && (n.err().kind == errc::connection || n.err().kind == errc::protocol))
-        co_return n.err();
-      if (n)
+      auto got = co_await read_execute(s, *stmt[q], &r, nullptr);
+      if (!got && (got.err().kind == errc::connection || got.err().kind == errc::protocol))
+        co_return got.err();
+      if (got)
         out.emplace_back(std::move(r));
       else
-        out.emplace_back(n.err());
+        out.emplace_back(got.err());
     }
+    done = end;
   }
   co_return out;
 }

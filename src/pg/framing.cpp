@@ -64,7 +64,7 @@ void connection_state::put_cstr(std::string_view s) {
 
 bool connection_state::take_buffered(message& out) {
   for (;;) {
-    const std::size_t avail = rbuf.size() - rpos;
+    const std::size_t avail = rend - rpos;
     if (avail < 5)
       return false;
     const std::int32_t len = get32(rbuf.data() + rpos + 1);

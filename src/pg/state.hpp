@@ -33,10 +33,12 @@ struct connection_state {
   std::unique_ptr<tls::stream> tls;   // TLS to the server (it owns the socket then)
   /// The socket, under TLS or not (for its fd, read timeout and close).
   net::stream_socket& raw() noexcept { return tls ? tls->socket() : sock; }
-  std::string rbuf;  // received bytes; [rpos, rbuf.size()) not yet parsed
+  std::string rbuf;  // storage of received bytes; [rpos, rend) received, not yet parsed
   std::size_t rpos = 0;
+  std::size_t rend = 0;
   std::string wbuf;  // the messages being written
-  std::unordered_map<std::string, prepared> cache;
+  std::unordered_map<std::string, prepared> cache;  // by cache_key (connection.cpp)
+  std::string key_scratch;  // the key being looked up (reused: no allocation per query)
   std::unordered_map<std::string, std::string> server_params;
   std::deque<notification> notifications;
   std::int32_t pid = 0;

@@ -250,6 +250,66 @@ TEST(pg_connection, pipeline_sends_everything_before_reading) {
   }());
 }
 
+// Statements that fail to prepare (a syntax error), repeated, among new and cached ones:
+// each failing query gets the server's error, every other its answer, in order, and a
+// second pipeline reuses the statements the first prepared.
+TEST(pg_connection, pipeline_prepares_each_new_statement_once_and_reports_parse_errors) {
+  PG_REQUIRE_CLUSTER();
+  rt().block_on([]() -> task<> {
+    auto c = co_await pg::connection::connect(pg_test::cluster::get().unix_socket("app"));
+    EXPECT_TRUE(c) << c.err().what();
+    if (!c)
+      co_return;
+    auto warm = co_await c->query("SELECT price FROM items WHERE id = $1", std::int32_t{1});
+    EXPECT_TRUE(warm) << warm.err().what();
+    const std::size_t cached = c->prepared_count();
+    auto batch = [] {
+      std::vector<pg::statement> qs;
+      for (int i = 0; i < 30; ++i) {
+        pg::statement s;
+        if (i % 10 == 3) {
+          s.sql = "SELEC price FROM items";  // fails at Parse
+        } else if (i % 2 == 0) {
+          s.sql = "SELECT price FROM items WHERE id = $1";  // cached by the query above
+          s.args.add(std::int32_t{1 + i});
+        } else {
+          s.sql = "SELECT price, $2::int8 FROM items WHERE id = $1";  // new
+          s.args.add(std::int32_t{1 + i});
+          s.args.add(std::int64_t{i});
+        }
+        qs.push_back(std::move(s));
+      }
+      return qs;
+    };
+    for (int round = 0; round < 2; ++round) {
+      auto r = co_await c->pipeline(batch());
+      EXPECT_TRUE(r) << r.err().what();
+      if (!r)
+        co_return;
+      EXPECT_EQ(r->size(), 30u);
+      for (std::size_t i = 0; i < r->size(); ++i) {
+        auto& one = (*r)[i];
+        if (i % 10 == 3) {
+          EXPECT_FALSE(one);
+          if (!one) {
+            EXPECT_EQ(one.err().sqlstate, "42601") << one.err().what();
+          }
+          continue;
+        }
+        const bool one_row = one && one->size() == 1;
+        EXPECT_TRUE(one_row) << i;
+        if (!one_row)
+          continue;
+        EXPECT_EQ((*one)[0].get<int>(0).value(), 1 + static_cast<int>((i + 1) * 37 % 100)) << i;
+        if (i % 2 == 1) {
+          EXPECT_EQ((*one)[0].get<std::int64_t>(1).value(), static_cast<std::int64_t>(i));
+        }
+      }
+      EXPECT_EQ(c->prepared_count(), cached + 1) << "round " << round;
+    }
+  }());
+}
+
 TEST(pg_connection, streams_100000_rows_without_keeping_them) {
   PG_REQUIRE_CLUSTER();
   rt().block_on([]() -> task<> {
