@@ -226,25 +226,46 @@ def http_steps(run: SuiteRun, rt: Runtime) -> list:
 
 TLS_CERTS = ("ecdsa", "rsa")
 TLS_SCENARIOS = ("handshake_full_ecdsa", "handshake_resumed_ecdsa", "bulk",
-                 "handshake_full_rsa", "handshake_resumed_rsa")
+                 "handshake_full_rsa", "handshake_resumed_rsa",
+                 "https_full_ecdsa", "https_resumed_ecdsa", "https_full_rsa", "https_resumed_rsa")
+# The https_* scenarios: the handshake scenarios with one small HTTPS request instead of
+# the 64-byte echo (tls-load --proto http), for servers with no echo (nginx). saturn runs
+# them with saturn-arena's TLS listener, so nginx is compared with saturn's HTTPS server
+# doing the same exchange, never with an echo server.
+TLS_HTTPS_SCENARIOS = tuple(sc for sc in TLS_SCENARIOS if sc.startswith("https_"))
+TLS_HTTP_ONLY = ("nginx",)  # peers with no echo: https_* only
+TLS_ECHO_ONLY = ("go", "node", "beast")  # echo servers with no HTTP route: no https_*
 
 
 def tls_steps(run: SuiteRun, rt: Runtime) -> list:
-    """One server per certificate kind (all CPUs, shared with tls-load); bulk runs with the
-    ECDSA one only (the record cipher does not depend on the certificate)."""
+    """One server per certificate kind and protocol (all CPUs, shared with tls-load); bulk
+    runs with the ECDSA one only (the record cipher does not depend on the certificate).
+    saturn's https_* scenarios run on saturn-arena (context "proto": "http")."""
     steps = []
-    for kind in TLS_CERTS:
-        scenarios = tuple(sc for sc in TLS_SCENARIOS if sc.endswith("_" + kind) or (sc == "bulk" and kind == "ecdsa"))
-        if rt.name == "nginx":
-            scenarios = tuple(sc for sc in scenarios if sc != "bulk")  # no echo in nginx
-        if rt.name == "node":
-            # Node's TLS 1.3 tickets are single-use and a resumed connection gets no new
-            # one, so a client resumes every other connection at best (bench/peers/tls/node).
-            scenarios = tuple(sc for sc in scenarios if not sc.startswith("handshake_resumed"))
-        per = 0.7 + run.params.warmup + run.params.duration * run.params.samples
-        est = 1.0 + len(scenarios) * per
-        steps.append(Step(run.name, "net", rt.name, f"cert={kind}", [str(rt.path)], run.threads, est,
-                          timeout=0, scenarios=scenarios, context={"cert": kind}))
+    for proto in ("echo", "http"):
+        if (proto == "echo" and rt.name in TLS_HTTP_ONLY) or (proto == "http" and rt.name in TLS_ECHO_ONLY):
+            continue
+        for kind in TLS_CERTS:
+            if proto == "http":
+                scenarios = tuple(sc for sc in TLS_HTTPS_SCENARIOS if sc.endswith("_" + kind))
+            else:
+                scenarios = tuple(sc for sc in TLS_SCENARIOS if not sc.startswith("https_") and (
+                    sc.endswith("_" + kind) or (sc == "bulk" and kind == "ecdsa")))
+            if rt.name == "node":
+                # Node's TLS 1.3 tickets are single-use and a resumed connection gets no new
+                # one, so a client resumes every other connection at best (bench/peers/tls/node).
+                scenarios = tuple(sc for sc in scenarios if "_resumed_" not in sc)
+            if run.only:
+                scenarios = tuple(sc for sc in scenarios if sc in run.only)
+            if not scenarios:
+                continue
+            path = rt.path
+            if proto == "http" and rt.name == "saturn":
+                path = run.paths.saturn("saturn-arena")
+            per = 0.7 + run.params.warmup + run.params.duration * run.params.samples
+            est = 1.0 + len(scenarios) * per
+            steps.append(Step(run.name, "net", rt.name, f"cert={kind} proto={proto}", [str(path)], run.threads,
+                              est, timeout=0, scenarios=scenarios, context={"cert": kind, "proto": proto}))
     return steps
 
 
@@ -447,7 +468,7 @@ def _make_suites() -> dict:
                    "response; a delay/10 run whose fastest response took less than 10 ms "
                    "answered early and counts as FAILED, whichever server it was."),
         Suite("tls", "tls — TLS handshakes and bulk transfer", "saturn-echo",
-              (("go", "tls-go"), ("node", "tls-node"), ("nginx", "tls-nginx")),
+              (("go", "tls-go"), ("node", "tls-node"), ("beast", "tls-beast"), ("nginx", "tls-nginx")),
               quick=Params(rounds=2, samples=1, warmup=1, duration=2),
               full=Params(rounds=5, samples=3, warmup=1, duration=2),
               scenarios=TLS_SCENARIOS, make_steps=tls_steps,
