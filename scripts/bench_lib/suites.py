@@ -475,14 +475,15 @@ def _make_suites() -> dict:
               figures={"*": ("conns_per_sec", "server_cpu_us_per_op"),
                        "bulk": ("mb_per_sec", "server_cpu_us_per_mib")},
               gate={"*": ("conns_per_sec", "server_cpu_us_per_op"), "bulk": ("mb_per_sec",)},
-              note="TLS echo servers (saturn-echo --tls, Go crypto/tls, Node tls; nginx over HTTPS) with a "
+              note="TLS echo servers (saturn-echo --tls, Go crypto/tls, Node tls, Boost.Beast ssl_stream) with a "
                    "self-signed RSA-2048 or ECDSA P-256 certificate; tls-load (bench/peers/load, "
                    "OpenSSL) makes sequential connections on 2 threads — a full handshake (or a "
                    "resumed one), a 64-byte echo checked, close_notify — and, for bulk, sends "
                    "256 MiB over one connection in 16 KiB records (TLS_AES_128_GCM_SHA256) while "
-                   "checking the echo. nginx (no echo) answers a GET of one small response after each "
-                   "handshake instead, and takes no bulk run. Server and load share the machine's "
-                   "CPUs. Node is not asked "
+                   "checking the echo. The `https_*` rows are the same handshakes with one small "
+                   "HTTPS GET (`/baseline11`, answer \"2\") instead of the echo, for nginx (no echo) "
+                   "and saturn's HTTPS server (saturn-arena's TLS listener): nginx is compared only "
+                   "there. Server and load share the machine's CPUs. Node is not asked "
                    "for resumed handshakes: its TLS 1.3 tickets are single-use and it sends no new "
                    "one on a resumed connection. "
                    "`server CPU µs/handshake` is the efficiency figure."),
