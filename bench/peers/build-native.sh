@@ -5,6 +5,7 @@
 # nginx wrappers) for the given suites (default: all of them) into
 #   OUTDIR/bin/          loop-liburing spawn-tbb sched-tbb ring-erlang echo-asio
 #                        echo-libuv http-asio http-node http-nginx http_client-curl
+#                        tls-beast tls-node tls-nginx
 #   OUTDIR/share/peers/  ring-erlang/ring_bench.beam, http-node/server.js
 #   OUTDIR/build/native/ compiler flags of each program (to notice a change)
 # and prints one "built PATH" line per program it (re)built.
@@ -61,7 +62,7 @@ want ring && { need_tool erlc erlang-base; need_tool erl erlang-base; }
 want echo && { need_lib libboost-dev; need_lib libuv1-dev; need_tool "$CC" gcc; }
 want http && { need_lib libboost-dev; need_tool node nodejs; need_tool nginx nginx; }
 want http_client && { need_tool "$CC" gcc; need_lib libcurl4-openssl-dev; need_tool nginx nginx; }
-want tls && { need_tool node nodejs; need_tool nginx nginx; }
+want tls && { need_tool node nodejs; need_tool nginx nginx; need_tool "$CXX" g++; need_lib libboost-dev; need_lib libssl-dev; }
 want rpc && { need_tool "$CXX" g++; need_tool protoc protobuf-compiler; need_tool grpc_cpp_plugin protobuf-compiler-grpc; need_tool pkg-config pkg-config; need_lib libgrpc++-dev; need_lib libprotobuf-dev; }
 if [ ${#need_pkgs[@]} -gt 0 ]; then
     missing=$(printf '%s\n' "${need_pkgs[@]}" | sort -u | tr '\n' ' ')
@@ -142,6 +143,9 @@ want echo && compile echo-libuv "$CC" "$here/echo/libuv/echo_libuv.c" \
     -std=c11 "$opt" -DNDEBUG -pthread -Wall -Wextra -- -luv
 want http && compile http-asio "$CXX" "$here/http/asio/http_asio.cpp" \
     -std=c++17 "$opt" "${common[@]}" --
+# tls-beast: Beast's ssl_stream over Asio's ssl (OpenSSL 3), one io_context per thread.
+want tls && compile tls-beast "$CXX" "$here/tls/beast/tls_beast.cpp" \
+    -std=c++17 "$opt" "${common[@]}" -- -lssl -lcrypto
 want http_client && compile http_client-curl "$CC" "$here/http_client/curl/http_client_curl.c" \
     -std=c11 "$opt" -DNDEBUG -pthread -Wall -Wextra -- -lcurl
 # rpc-grpcpp: benchmark.proto (saturn-arena's, HttpArena's) through protoc and

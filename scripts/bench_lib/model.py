@@ -62,7 +62,7 @@ class SuiteRun:
     threads: int
     quiet_wait: float
     runtimes: list = field(default_factory=list)  # saturn first
-    only: tuple = ()  # --profiles: the arena profiles to run (empty: all)
+    only: tuple = ()  # --profiles: the arena profiles or tls scenarios to run (empty: all)
 
     @property
     def name(self) -> str:

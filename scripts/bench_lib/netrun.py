@@ -19,7 +19,9 @@ For one step (one runtime, one server thread count W):
      tls: the server gets a self-signed certificate (RSA-2048 or ECDSA P-256, made with
      openssl) and tls-load (bench/peers/load) measures full and resumed handshakes per
      second (each connection's echo checked) and bulk MB/s over one connection (every
-     byte checked, TLS_AES_128_GCM_SHA256 for every runtime).
+     byte checked, TLS_AES_128_GCM_SHA256 for every runtime). The https_* scenarios are
+     the handshake ones with one small HTTPS GET instead of the echo (tls-load --proto
+     http): nginx, and saturn-arena's TLS listener for saturn.
   4. The server is stopped by its PID (SIGTERM; after 5 s SIGKILL to it and to any
      descendant it had, each identified by PID and start time). Only processes this
      module started are ever signalled.
@@ -496,20 +498,37 @@ def run_tls(step: Step, run: SuiteRun, log_path: Path) -> tuple[list, dict]:
         crt, key = tls_certs(kind)
     except (OSError, subprocess.SubprocessError) as e:
         return [], {sc: f"openssl could not make the {kind} certificate: {e}" for sc in step.scenarios}
-    argv = [str(step.argv[0])] + (["--tls"] if step.runtime == "saturn" else []) + [
-        "--tls-cert", str(crt), "--tls-key", str(key)]
+    http = step.context.get("proto") == "http"
+    if not Path(step.argv[0]).is_file():
+        return [], {sc: f"{step.argv[0]} not built" for sc in step.scenarios}
+    tls_port = 0
+    if http and step.runtime == "saturn":
+        # saturn-arena: the measured port is its TLS listener (HTTP/1.1, ALPN http/1.1);
+        # --port (from Server) is its plain one, idle here; no HTTP/2 listeners.
+        tls_port = _free_port()
+        argv = [str(step.argv[0]), "--bind", "127.0.0.1", "--tls-port", str(tls_port),
+                "--h2-port", "0", "--h2c-port", "0", "--tls-cert", str(crt), "--tls-key", str(key)]
+    else:
+        argv = [str(step.argv[0])] + (["--tls"] if step.runtime == "saturn" else []) + [
+            "--tls-cert", str(crt), "--tls-key", str(key)]
     objs, reasons = [], {}
     with Server(argv, step.threads, [], log_path) as server:
-        log(f"  {step.runtime}: pid {server.proc.pid}, 127.0.0.1:{server.port}, --threads {step.threads}, "
-            f"{kind} certificate")
+        port = tls_port or server.port
+        log(f"  {step.runtime}: pid {server.proc.pid}, 127.0.0.1:{port}, --threads {step.threads}, "
+            f"{kind} certificate, {'HTTPS' if http else 'echo'}")
+        if tls_port and not server.wait_port(tls_port, 15.0):
+            return [], {sc: f"the TLS port {tls_port} never accepted" for sc in step.scenarios}
         for sc in step.scenarios:
             if not server.alive():
                 reasons[sc] = "the server exited during an earlier scenario"
                 continue
             p = run.params
             pids = ",".join(str(pid) for pid in tree(server.proc.pid))
-            load_argv = [str(load), "--port", str(server.port), "--scenario", sc, "--runtime", step.runtime,
-                         "--server-pid", pids, "--proto", "http" if step.runtime == "nginx" else "echo", "--threads", str(TLS_LOAD_THREADS),
+            # tls-load knows the handshake_* names; https_* are the same runs over HTTP.
+            load_sc = sc.replace("https_", "handshake_", 1) if http else sc
+            load_argv = [str(load), "--port", str(port), "--scenario", load_sc, "--runtime", step.runtime,
+                         "--server-pid", pids, "--proto", "http" if http else "echo",
+                         "--threads", str(TLS_LOAD_THREADS),
                          "--duration", str(p.duration), "--warmup", str(p.warmup),
                          "--samples", str(p.samples), "--cipher", TLS_BULK_CIPHER,
                          "--bulk-mib", str(16 if p.smoke else TLS_BULK_MIB)]
@@ -520,6 +539,7 @@ def run_tls(step: Step, run: SuiteRun, log_path: Path) -> tuple[list, dict]:
             if not server.alive():
                 why = why or "the server exited during the run"
             if obj is not None:
+                obj["scenario"] = sc
                 obj["cert"] = kind
                 objs.append(obj)
             if why:

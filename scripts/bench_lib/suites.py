@@ -226,25 +226,46 @@ def http_steps(run: SuiteRun, rt: Runtime) -> list:
 
 TLS_CERTS = ("ecdsa", "rsa")
 TLS_SCENARIOS = ("handshake_full_ecdsa", "handshake_resumed_ecdsa", "bulk",
-                 "handshake_full_rsa", "handshake_resumed_rsa")
+                 "handshake_full_rsa", "handshake_resumed_rsa",
+                 "https_full_ecdsa", "https_resumed_ecdsa", "https_full_rsa", "https_resumed_rsa")
+# The https_* scenarios: the handshake scenarios with one small HTTPS request instead of
+# the 64-byte echo (tls-load --proto http), for servers with no echo (nginx). saturn runs
+# them with saturn-arena's TLS listener, so nginx is compared with saturn's HTTPS server
+# doing the same exchange, never with an echo server.
+TLS_HTTPS_SCENARIOS = tuple(sc for sc in TLS_SCENARIOS if sc.startswith("https_"))
+TLS_HTTP_ONLY = ("nginx",)  # peers with no echo: https_* only
+TLS_ECHO_ONLY = ("go", "node", "beast")  # echo servers with no HTTP route: no https_*
 
 
 def tls_steps(run: SuiteRun, rt: Runtime) -> list:
-    """One server per certificate kind (all CPUs, shared with tls-load); bulk runs with the
-    ECDSA one only (the record cipher does not depend on the certificate)."""
+    """One server per certificate kind and protocol (all CPUs, shared with tls-load); bulk
+    runs with the ECDSA one only (the record cipher does not depend on the certificate).
+    saturn's https_* scenarios run on saturn-arena (context "proto": "http")."""
     steps = []
-    for kind in TLS_CERTS:
-        scenarios = tuple(sc for sc in TLS_SCENARIOS if sc.endswith("_" + kind) or (sc == "bulk" and kind == "ecdsa"))
-        if rt.name == "nginx":
-            scenarios = tuple(sc for sc in scenarios if sc != "bulk")  # no echo in nginx
-        if rt.name == "node":
-            # Node's TLS 1.3 tickets are single-use and a resumed connection gets no new
-            # one, so a client resumes every other connection at best (bench/peers/tls/node).
-            scenarios = tuple(sc for sc in scenarios if not sc.startswith("handshake_resumed"))
-        per = 0.7 + run.params.warmup + run.params.duration * run.params.samples
-        est = 1.0 + len(scenarios) * per
-        steps.append(Step(run.name, "net", rt.name, f"cert={kind}", [str(rt.path)], run.threads, est,
-                          timeout=0, scenarios=scenarios, context={"cert": kind}))
+    for proto in ("echo", "http"):
+        if (proto == "echo" and rt.name in TLS_HTTP_ONLY) or (proto == "http" and rt.name in TLS_ECHO_ONLY):
+            continue
+        for kind in TLS_CERTS:
+            if proto == "http":
+                scenarios = tuple(sc for sc in TLS_HTTPS_SCENARIOS if sc.endswith("_" + kind))
+            else:
+                scenarios = tuple(sc for sc in TLS_SCENARIOS if not sc.startswith("https_") and (
+                    sc.endswith("_" + kind) or (sc == "bulk" and kind == "ecdsa")))
+            if rt.name == "node":
+                # Node's TLS 1.3 tickets are single-use and a resumed connection gets no new
+                # one, so a client resumes every other connection at best (bench/peers/tls/node).
+                scenarios = tuple(sc for sc in scenarios if "_resumed_" not in sc)
+            if run.only:
+                scenarios = tuple(sc for sc in scenarios if sc in run.only)
+            if not scenarios:
+                continue
+            path = rt.path
+            if proto == "http" and rt.name == "saturn":
+                path = run.paths.saturn("saturn-arena")
+            per = 0.7 + run.params.warmup + run.params.duration * run.params.samples
+            est = 1.0 + len(scenarios) * per
+            steps.append(Step(run.name, "net", rt.name, f"cert={kind} proto={proto}", [str(path)], run.threads,
+                              est, timeout=0, scenarios=scenarios, context={"cert": kind, "proto": proto}))
     return steps
 
 
@@ -459,21 +480,22 @@ def _make_suites() -> dict:
                    "response; a delay/10 run whose fastest response took less than 10 ms "
                    "answered early and counts as FAILED, whichever server it was."),
         Suite("tls", "tls — TLS handshakes and bulk transfer", "saturn-echo",
-              (("go", "tls-go"), ("node", "tls-node"), ("nginx", "tls-nginx")),
+              (("go", "tls-go"), ("node", "tls-node"), ("beast", "tls-beast"), ("nginx", "tls-nginx")),
               quick=Params(rounds=2, samples=1, warmup=1, duration=2),
               full=Params(rounds=5, samples=3, warmup=1, duration=2),
               scenarios=TLS_SCENARIOS, make_steps=tls_steps,
               figures={"*": ("conns_per_sec", "server_cpu_us_per_op"),
                        "bulk": ("mb_per_sec", "server_cpu_us_per_mib")},
               gate={"*": ("conns_per_sec", "server_cpu_us_per_op"), "bulk": ("mb_per_sec",)},
-              note="TLS echo servers (saturn-echo --tls, Go crypto/tls, Node tls; nginx over HTTPS) with a "
+              note="TLS echo servers (saturn-echo --tls, Go crypto/tls, Node tls, Boost.Beast ssl_stream) with a "
                    "self-signed RSA-2048 or ECDSA P-256 certificate; tls-load (bench/peers/load, "
                    "OpenSSL) makes sequential connections on 2 threads — a full handshake (or a "
                    "resumed one), a 64-byte echo checked, close_notify — and, for bulk, sends "
                    "256 MiB over one connection in 16 KiB records (TLS_AES_128_GCM_SHA256) while "
-                   "checking the echo. nginx (no echo) answers a GET of one small response after each "
-                   "handshake instead, and takes no bulk run. Server and load share the machine's "
-                   "CPUs. Node is not asked "
+                   "checking the echo. The `https_*` rows are the same handshakes with one small "
+                   "HTTPS GET (`/baseline11`, answer \"2\") instead of the echo, for nginx (no echo) "
+                   "and saturn's HTTPS server (saturn-arena's TLS listener): nginx is compared only "
+                   "there. Server and load share the machine's CPUs. Node is not asked "
                    "for resumed handshakes: its TLS 1.3 tickets are single-use and it sends no new "
                    "one on a resumed connection. "
                    "`server CPU µs/handshake` is the efficiency figure."),

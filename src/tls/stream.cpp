@@ -82,7 +82,10 @@ bool receive_left_it_usable(const error& e) noexcept {
   return e == std::errc::timed_out || e == std::errc::operation_canceled;
 }
 
-task<result<bool>> fill(stream_state& st) {
+/// Where the next receive goes: the input buffer (allocated at the first receive) with the
+/// bytes not yet read moved to its front. Empty when the buffer is full (OpenSSL has a
+/// full buffer to read first).
+std::span<std::byte> receive_room(stream_state& st) {
   detail::io_buffers& io = st.io;
   if (!io.in) {
     io.in_cap = detail::io_buffers::k_in_idle;
@@ -93,19 +96,18 @@ task<result<bool>> fill(stream_state& st) {
     io.in_len -= io.in_pos;
     io.in_pos = 0;
   }
-  if (io.in_len == io.in_cap)
-    co_return true;  // OpenSSL has a full buffer to read first
-  const std::size_t room = io.in_cap - io.in_len;
-  auto rv = st.sock.recv(std::span<std::byte>(io.in.get() + io.in_len, room));
-  auto got = co_await rv;
-  if (!got)
-    co_return got.err();
-  if (*got == 0) {
+  return std::span<std::byte>(io.in.get() + io.in_len, io.in_cap - io.in_len);
+}
+
+/// Takes a receive of `got` bytes into receive_room(): false at end of stream.
+bool received(stream_state& st, std::size_t got, std::size_t room) {
+  detail::io_buffers& io = st.io;
+  if (got == 0) {
     io.eof = true;
-    co_return false;
+    return false;
   }
-  io.in_len += *got;
-  if (*got == room && io.in_cap < detail::io_buffers::k_in_large) {
+  io.in_len += got;
+  if (got == room && io.in_cap < detail::io_buffers::k_in_large) {
     // The receive filled the buffer: a record larger than the idle size, or a bulk
     // transfer (the peer sends faster than one buffer a receive). The next size up.
     const std::size_t cap = io.in_cap < detail::io_buffers::k_in_small ? detail::io_buffers::k_in_small
@@ -117,28 +119,65 @@ task<result<bool>> fill(stream_state& st) {
     io.in = std::move(big);
     io.in_cap = cap;
   }
-  co_return true;
+  return true;
 }
 
-/// Sends all pending output: a non-blocking send first (usually all of it fits the
-/// socket buffer: no ring round trip), then the ring's send for the rest.
-task<result<void>> send_pending(stream_state& st) {
+/// Receives more ciphertext: false at end of stream. (read() does the same inline, without
+/// this coroutine's frame.)
+task<result<bool>> fill(stream_state& st) {
+  const std::span<std::byte> room = receive_room(st);
+  if (room.empty())
+    co_return true;
+  auto rv = st.sock.recv(room);
+  auto got = co_await rv;
+  if (!got)
+    co_return got.err();
+  co_return received(st, *got, room.size());
+}
+
+/// True when the input buffer starts with a whole TLS record (header and body), so that
+/// SSL_read can decrypt it without asking for more. The buffer starts at a record boundary
+/// whenever OpenSSL holds no partial record (it reads a header, then exactly its body).
+bool whole_record_buffered(const detail::io_buffers& io) noexcept {
+  const std::size_t avail = io.in_len - io.in_pos;
+  if (avail < 5)
+    return false;
+  const auto* h = reinterpret_cast<const unsigned char*>(io.in.get() + io.in_pos);
+  return avail >= 5 + ((std::size_t{h[3]} << 8) | h[4]);
+}
+
+/// The non-blocking part of send_pending: true when nothing is left to send (usually
+/// all of it fits the socket buffer); `err` set on a failed send.
+bool send_now(stream_state& st, error& err) {
   detail::io_buffers& io = st.io;
   if (io.out_pending() == 0)
-    co_return result<void>{};
+    return true;
   const ssize_t n = ::send(st.sock.fd(), io.out.data() + io.out_pos, io.out_pending(), MSG_DONTWAIT | MSG_NOSIGNAL);
   if (n > 0)
     io.out_pos += static_cast<std::size_t>(n);
   else if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
-    co_return error{std::error_code(errno, std::system_category()), "tls send"};
-  if (io.out_pending() > 0) {
-    auto tx = st.sock.send(std::span<const std::byte>(reinterpret_cast<const std::byte*>(io.out.data()) + io.out_pos,
-                                                      io.out_pending()));
-    auto sent = co_await tx;
-    if (!sent)
-      co_return sent.err();
-    io.out_pos += *sent;
-  }
+    err = error{std::error_code(errno, std::system_category()), "tls send"};
+  if (io.out_pending() > 0 || err.code)
+    return false;
+  io.out.clear();
+  io.out_pos = 0;
+  return true;
+}
+
+/// Sends all pending output: a non-blocking send first (send_now), then the ring's send
+/// for the rest.
+task<result<void>> send_pending(stream_state& st) {
+  error err{};
+  if (send_now(st, err))
+    co_return result<void>{};
+  if (err.code)
+    co_return err;
+  detail::io_buffers& io = st.io;
+  auto tx = st.sock.send(std::span<const std::byte>(reinterpret_cast<const std::byte*>(io.out.data()) + io.out_pos,
+                                                    io.out_pending()));
+  auto sent = co_await tx;
+  if (!sent)
+    co_return sent.err();
   io.out.clear();
   io.out_pos = 0;
   co_return result<void>{};
@@ -261,53 +300,74 @@ task<result<std::size_t>> stream::read(std::span<std::byte> buf) {
     co_return error{std::make_error_code(std::errc::not_connected), "tls read"};
   if (buf.empty())
     co_return error{std::make_error_code(std::errc::invalid_argument), "tls read: empty buffer"};
+  // The previous read stopped for want of ciphertext (need_input: OpenSSL holds nothing
+  // and no whole record is here) and nothing came or must leave since: receive first
+  // instead of an SSL_read that could only ask for more. Never after OpenSSL saw
+  // close_notify or an error: need_input is set only when it asked for more.
+  bool receive_first = st.need_input && !st.io.eof && st.io.out_pending() == 0 && !whole_record_buffered(st.io);
+  st.need_input = false;
   for (;;) {
-    ERR_clear_error();
-    std::size_t got = 0;
-    const int r = SSL_read_ex(st.ssl, buf.data(), buf.size(), &got);
-    const int e = r == 1 ? SSL_ERROR_NONE : SSL_get_error(st.ssl, r);
-    if (e == SSL_ERROR_NONE || e == SSL_ERROR_ZERO_RETURN || e == SSL_ERROR_WANT_READ ||
-        e == SSL_ERROR_WANT_WRITE) {
-      // Records OpenSSL wrote while reading (a KeyUpdate's answer, tickets) leave now.
-      if (st.io.out_pending() > 0) {
-        auto tx = send_pending(st);
-        auto sent = co_await std::move(tx);
-        if (!sent) {
-          st.failed = true;
-          co_return sent.err();
+    if (!receive_first) {
+      ERR_clear_error();
+      std::size_t got = 0;
+      const int r = SSL_read_ex(st.ssl, buf.data(), buf.size(), &got);
+      const int e = r == 1 ? SSL_ERROR_NONE : SSL_get_error(st.ssl, r);
+      if (e == SSL_ERROR_NONE || e == SSL_ERROR_ZERO_RETURN || e == SSL_ERROR_WANT_READ ||
+          e == SSL_ERROR_WANT_WRITE) {
+        // Records OpenSSL wrote while reading (a KeyUpdate's answer, tickets) leave now.
+        if (st.io.out_pending() > 0) {
+          auto tx = send_pending(st);
+          auto sent = co_await std::move(tx);
+          if (!sent) {
+            st.failed = true;
+            co_return sent.err();
+          }
         }
       }
-    }
-    if (e == SSL_ERROR_NONE) {
-      // More records already received: decrypt them into the rest of `buf` without
-      // suspending (one caller's read then takes several records, and its write sends
-      // them on together).
-      std::size_t total = got;
-      while (total < buf.size() && (SSL_pending(st.ssl) > 0 || st.io.in_len - st.io.in_pos >= 5)) {
-        std::size_t more = 0;
-        if (SSL_read_ex(st.ssl, buf.data() + total, buf.size() - total, &more) != 1) {
-          ERR_clear_error();  // WANT_READ (a partial record) or an error the next read reports
-          break;
+      if (e == SSL_ERROR_NONE) {
+        // More whole records already received: decrypt them into the rest of `buf` without
+        // suspending (one caller's read then takes several records, and its write sends
+        // them on together). A partial record stays for the next read, which receives its
+        // rest first.
+        std::size_t total = got;
+        while (total < buf.size()) {
+          if (SSL_has_pending(st.ssl) == 0 && !whole_record_buffered(st.io)) {
+            st.need_input = true;
+            break;
+          }
+          std::size_t more = 0;
+          if (SSL_read_ex(st.ssl, buf.data() + total, buf.size() - total, &more) != 1) {
+            // WANT_READ, or close_notify / an error that the next read reports.
+            st.need_input = SSL_get_error(st.ssl, 0) == SSL_ERROR_WANT_READ;
+            ERR_clear_error();
+            break;
+          }
+          total += more;
         }
-        total += more;
+        co_return total;
       }
-      co_return total;
-    }
-    if (e == SSL_ERROR_ZERO_RETURN)
-      co_return std::size_t{0};  // close_notify
-    if (e == SSL_ERROR_WANT_WRITE)
-      continue;
-    if (e != SSL_ERROR_WANT_READ) {
-      st.failed = true;
-      co_return failure(st, e, "tls read");
-    }
-    auto rx = fill(st);
-    auto more = co_await std::move(rx);
-    if (!more) {
-      if (!receive_left_it_usable(more.err()))
+      if (e == SSL_ERROR_ZERO_RETURN)
+        co_return std::size_t{0};  // close_notify
+      if (e == SSL_ERROR_WANT_WRITE)
+        continue;
+      if (e != SSL_ERROR_WANT_READ) {
         st.failed = true;
-      co_return more.err();
+        co_return failure(st, e, "tls read");
+      }
     }
+    receive_first = false;
+    // fill(), inline: no coroutine frame per receive.
+    const std::span<std::byte> room = receive_room(st);
+    if (room.empty())
+      continue;  // OpenSSL has a full buffer to read first
+    auto rv = st.sock.recv(room);
+    auto got = co_await rv;
+    if (!got) {
+      if (!receive_left_it_usable(got.err()))
+        st.failed = true;
+      co_return got.err();
+    }
+    (void)received(st, *got, room.size());
     // At end of stream the next SSL_read reports what it means: close_notify already
     // read gives 0, anything else truncation.
   }
@@ -359,6 +419,13 @@ task<result<std::size_t>> stream::write(std::span<const std::byte> buf) {
     if (auto ok = encrypt(buf.subspan(done, n)); !ok)
       co_return ok.err();
     done += n;
+    error err{};
+    if (send_now(*m_s, err))
+      continue;  // the usual case: the socket took it all, no coroutine frame
+    if (err.code) {
+      m_s->failed = true;
+      co_return err;
+    }
     auto tx = send_pending(*m_s);
     auto sent = co_await std::move(tx);
     if (!sent) {

@@ -60,6 +60,9 @@ struct stream_state {
   ssl_app app{};
   bool established = false;
   bool failed = false;  // a fatal error: only close is left
+  // read() stopped because OpenSSL needs more ciphertext (it holds no unread byte and no
+  // whole record is buffered): the next read() receives before calling SSL_read.
+  bool need_input = false;
 };
 
 }  // namespace saturn::tls::detail

@@ -351,3 +351,69 @@ TEST(tls_stream, a_cancelled_read_ends_with_an_error_and_the_stream_reads_on) {
   // byte, and what earlier receives brought stays in the stream's buffer.
   EXPECT_EQ(after, "a record split around a cancelled read");
 }
+
+namespace {
+/// Two server reads, each bounded by 2 s so that a read waiting for bytes that never come
+/// fails with timed_out instead of hanging the test.
+task<void> two_reads(tls::stream* srv, result<std::size_t>* first, result<std::size_t>* second) {
+  std::vector<std::byte> buf(4096);
+  auto r1 = saturn::with_timeout(2s, srv->read(buf));
+  *first = co_await std::move(r1);
+  auto r2 = saturn::with_timeout(2s, srv->read(buf));
+  *second = co_await std::move(r2);
+}
+
+/// A record and close_notify in one send (encrypt() keeps the record, shutdown() adds the
+/// alert and sends both), then the server's two reads.
+task<void> data_then_close_notify(tls::stream* srv, tls::stream* cli, result<std::size_t>* first,
+                                  result<std::size_t>* second) {
+  const std::string msg = "last words";
+  CO_ASSERT_OK(cli->encrypt(std::as_bytes(std::span(msg.data(), msg.size()))));
+  auto sh = cli->shutdown();
+  CO_ASSERT_OK(co_await std::move(sh));
+  co_await two_reads(srv, first, second);
+}
+
+/// A good record and a forged one (its tag changed) in one send, then the server's two reads.
+task<void> good_then_forged(tls::stream* srv, tls::stream* cli, result<std::size_t>* first,
+                            result<std::size_t>* second) {
+  const std::string a = "a good record", b = "a forged record";
+  CO_ASSERT_OK(cli->encrypt(std::as_bytes(std::span(a.data(), a.size()))));
+  CO_ASSERT_OK(cli->encrypt(std::as_bytes(std::span(b.data(), b.size()))));
+  const std::span<const std::byte> out = cli->pending_output();
+  std::vector<std::byte> wire(out.begin(), out.end());
+  cli->consume_output(out.size());
+  wire.back() ^= std::byte{0x5a};  // the last byte of the second record's tag
+  auto sent = co_await cli->socket().send(wire);
+  CO_ASSERT_OK(sent);
+  co_await two_reads(srv, first, second);
+}
+}  // namespace
+
+// A read that decrypts a record and meets close_notify in the same receive: the next read
+// returns 0 at once (it must not wait for more ciphertext).
+TEST(tls_stream, close_notify_in_the_same_receive_as_data_ends_the_next_read) {
+  saturn::runtime rt;
+  auto x = connect_pair(rt, server_ctx(), client_ctx(), "localhost");
+  ASSERT_TRUE(x.srv.handshake);
+  result<std::size_t> first = std::size_t{0}, second = std::size_t{1};
+  rt.block_on(data_then_close_notify(&x.server, &x.client, &first, &second));
+  ASSERT_TRUE(first.has_value()) << first.err().message();
+  EXPECT_EQ(*first, std::string("last words").size());
+  ASSERT_TRUE(second.has_value()) << second.err().message();
+  EXPECT_EQ(*second, 0u) << "close_notify is a clean end of stream";
+}
+
+// A forged record right behind a good one in the same receive: the first read returns the
+// good record, the next one fails at once with OpenSSL's reason (it must not wait).
+TEST(tls_stream, a_forged_record_behind_a_good_one_fails_the_next_read) {
+  saturn::runtime rt;
+  auto x = connect_pair(rt, server_ctx(), client_ctx(), "localhost");
+  ASSERT_TRUE(x.srv.handshake);
+  result<std::size_t> first = std::size_t{0}, second = std::size_t{1};
+  rt.block_on(good_then_forged(&x.server, &x.client, &first, &second));
+  ASSERT_TRUE(first.has_value()) << first.err().message();
+  EXPECT_EQ(*first, std::string("a good record").size());
+  ASSERT_FALSE(second.has_value());
+  EXPECT_FALSE(second.err() == std::errc::timed_out) << "the read waited instead of failing";
+}
