@@ -395,7 +395,14 @@ task<result<std::uint64_t>> read_execute(connection_state* s, const detail::prep
   if (out != nullptr)
     out->m_cols = st.cols;
   for (;;) {
-    auto m = co_await s->next(true);
+    // As in read_describe: messages already received are taken without a task frame, so
+    // a large result neither nests a resumption per row (sanitizer builds make no tail
+    // calls) nor pays a coroutine frame per row; next() only when bytes must come.
+    detail::message got;
+    const bool have = s->take_buffered(got);
+    result<detail::message> m = have ? result<detail::message>(got) : result<detail::message>(error{});
+    if (!have)
+      m = co_await s->next(true);
     if (!m)
       co_return m.err();
     switch (m->type) {
