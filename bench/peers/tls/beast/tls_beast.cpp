@@ -53,7 +53,8 @@ class session : public std::enable_shared_from_this<session> {
   void read() {
     beast::get_lowest_layer(m_stream).expires_after(std::chrono::seconds(10));
     m_stream.async_handshake(ssl::stream_base::server, [self = shared_from_this()](error_code ec) {
-      if (ec) return;
+      if (ec)
+        return;
       beast::get_lowest_layer(self->m_stream).expires_never();
       self->echo();
     });
@@ -63,13 +64,14 @@ class session : public std::enable_shared_from_this<session> {
   void echo() {
     m_stream.async_read_some(asio::buffer(m_buffer), [self = shared_from_this()](error_code ec, std::size_t n) {
       if (ec) {
-        if (ec == asio::error::eof || ec == ssl::error::stream_truncated) self->close();
+        if (ec == asio::error::eof || ec == ssl::error::stream_truncated)
+          self->close();
         return;
       }
-      asio::async_write(self->m_stream, asio::buffer(self->m_buffer.data(), n),
-                        [self](error_code ec, std::size_t) {
-                          if (!ec) self->echo();
-                        });
+      asio::async_write(self->m_stream, asio::buffer(self->m_buffer.data(), n), [self](error_code ec, std::size_t) {
+        if (!ec)
+          self->echo();
+      });
     });
   }
 
@@ -87,9 +89,11 @@ class session : public std::enable_shared_from_this<session> {
 int main(int argc, char** argv) {
   peer::options o = peer::parse_options(argc, argv, kUsage, {"port", "tls-cert", "tls-key"});
   const long long port = peer::parse_count(kUsage, "--port", o.value_of("port", "").c_str());
-  if (port > 65535) peer::usage_error(kUsage, "--port must be below 65536");
+  if (port > 65535)
+    peer::usage_error(kUsage, "--port must be below 65536");
   const std::string cert = o.value_of("tls-cert", ""), key = o.value_of("tls-key", "");
-  if (cert.empty() || key.empty()) peer::usage_error(kUsage, "--tls-cert and --tls-key are required");
+  if (cert.empty() || key.empty())
+    peer::usage_error(kUsage, "--tls-cert and --tls-key are required");
 
   ssl::context ctx(ssl::context::tls_server);
   try {
@@ -118,8 +122,10 @@ int main(int argc, char** argv) {
     return 1;
   }
   std::vector<std::thread> threads;
-  for (int i = 1; i < o.threads; ++i) threads.emplace_back([&loops, i] { loops[std::size_t(i)]->run(); });
+  for (int i = 1; i < o.threads; ++i)
+    threads.emplace_back([&loops, i] { loops[std::size_t(i)]->run(); });
   loops[0]->run();
-  for (auto& t : threads) t.join();
+  for (auto& t : threads)
+    t.join();
   return 0;
 }
