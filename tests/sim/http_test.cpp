@@ -35,6 +35,16 @@ TEST(SimHttp, ServerScenarioIsAFunctionOfTheSeed) {
   }
 }
 
+TEST(SimHttp, BulkTransfersPastTheSocketBuffers) {
+  const auto* s = saturn::sim_scenarios::find("http-bulk");
+  ASSERT_NE(s, nullptr);
+  for (std::uint64_t seed = 1; seed <= 100; ++seed) {
+    sim::outcome o = sim::run(seed, s->opts, s->prog);
+    ASSERT_TRUE(o.ok) << "seed " << seed << ": " << o.failure
+                      << "\nreplay: build/release/bin/saturn-sim --scenario http-bulk --seed " << seed;
+  }
+}
+
 TEST(SimHttp, UnderInjectedFaultsEveryAnswerIsRightAndTheServerDrains) {
   const auto* s = saturn::sim_scenarios::find("http-faults");
   ASSERT_NE(s, nullptr);

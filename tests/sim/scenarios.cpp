@@ -142,6 +142,7 @@ const std::vector<scenario>& all() {
     // server's periodic sweep keeps time moving, so it shows as the time limit).
     http.time_limit = std::chrono::seconds(60);
     v.push_back({"http", http_server_scenario, http});
+    v.push_back({"http-bulk", http_bulk_scenario, http});
     sim::options faulty = http;
     using saturn::testing::op_kind;
     faulty.faults = {{op_kind::recv, ECONNRESET, 0.02}, {op_kind::recv, 0, 0.3},        {op_kind::send, 0, 0.3},

@@ -23,6 +23,11 @@ task<void> echo_scenario(sim::world& w);
 /// silent and slow readers) and receive modes; every answer checked, the server drained.
 task<void> http_server_scenario(sim::world& w);
 
+/// The HTTP scenario with uploads (up to 200 kB) and slow downloads (300 kB) past the
+/// sockets' buffers: backpressure and the send timeout. Its trace is not bit-for-bit a
+/// function of the seed: TCP delays some acknowledgements on a real-time timer.
+task<void> http_bulk_scenario(sim::world& w);
+
 /// The HTTP scenario under injected faults (resets, aborted accepts, refused connects,
 /// short sends and receives: options::faults): clients may lose their connection, but
 /// every answer that arrives must be right and the server must drain.
