@@ -2,6 +2,7 @@
 #include <saturn/sim/run.hpp>
 
 #include <exception>
+#include <string>
 #include <optional>
 #include <utility>
 
@@ -15,6 +16,26 @@ runtime_options default_runtime_options() {
   return o;
 }
 
+namespace {
+
+/// The program as a spawned task that records how it ended (a free function, not a
+/// capturing lambda: the coroutine must not outlive what it captures).
+task<void> run_program(const program& prog, world& w, bool& finished, std::string& failure) {
+  try {
+    co_await prog(w);
+  } catch (const std::exception& e) {
+    failure = e.what();
+  } catch (...) {
+    failure = "the program threw something that is not a std::exception";
+  }
+  finished = true;
+  // This turn of the loop must not go to sleep: run() below checks `finished` after it.
+  if (event_loop* l = event_loop::current())
+    l->stay_awake();
+}
+
+}  // namespace
+
 outcome run(std::uint64_t seed, const options& opts, const program& prog, const runtime_options& ropts) {
   outcome out;
   out.seed = seed;
@@ -26,20 +47,34 @@ outcome run(std::uint64_t seed, const options& opts, const program& prog, const 
     faults.emplace(std::move(plan));
   }
   world w(seed, opts);
+  bool finished = false;
   try {
     runtime rt(ropts);
-    try {
-      rt.block_on(prog(w));
-      out.ok = true;
-    } catch (const std::exception& e) {
-      out.failure = e.what();
+    // The loop is driven here rather than through block_on: a deadlock or the time limit
+    // is thrown out of the loop's wait, and block_on would then destroy the program's
+    // frames while their operations are still in the (simulated) kernel. Here the frames
+    // stay alive until the runtime's destructor has cancelled and reaped every operation.
+    event_loop& loop = rt.loop();
+    loop.add_keep_alive();
+    {
+      join_handle<void> h = rt.spawn(run_program(prog, w, finished, out.failure));
+      try {
+        while (!finished)
+          loop.run_once(true);
+      } catch (const std::exception& e) {
+        if (out.failure.empty())
+          out.failure = e.what();
+      }
     }
+    loop.release_keep_alive();
   } catch (const std::exception& e) {
-    // The runtime's own teardown failed (it drains every operation under the simulation).
+    // The runtime could not be set up or torn down under the simulation.
     if (out.failure.empty())
       out.failure = e.what();
-    out.ok = false;
   }
+  out.ok = finished && out.failure.empty();
+  if (!finished && out.failure.empty())
+    out.failure = "saturn::sim: the program did not finish";
   out.trace_hash = w.trace_hash();
   out.completions = w.completions();
   out.virtual_time = w.elapsed();

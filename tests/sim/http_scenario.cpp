@@ -8,6 +8,7 @@
 #include <sys/socket.h>
 
 #include <charconv>
+#include <exception>
 #include <chrono>
 #include <stdexcept>
 #include <string>
@@ -241,10 +242,21 @@ task<void> http_run(sim::world& w, bool tolerant, bool bulk) {
       default: clients.push_back(spawn(slow_reader(w, port)));
     }
   }
-  for (auto& c : clients)
-    co_await c;  // a client's failure rethrows here
+  // Every client is awaited and the server stopped and drained before a failure is
+  // rethrown: the connections' tasks use `srv`, which lives in this frame.
+  std::exception_ptr first;
+  for (auto& c : clients) {
+    try {
+      co_await c;
+    } catch (...) {
+      if (!first)
+        first = std::current_exception();
+    }
+  }
   srv.stop();
   auto r = co_await served;
+  if (first)
+    std::rethrow_exception(first);
   if (!r)
     fail("serve: " + r.err().message());
   if (srv.connections() != 0)

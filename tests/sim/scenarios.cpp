@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <chrono>
+#include <exception>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -125,8 +126,20 @@ task<void> echo_scenario(sim::world& w) {
   std::vector<join_handle<void>> hs;
   for (int i = 0; i < n; ++i)
     hs.push_back(spawn(echo_client(w, port, i)));
-  for (auto& h : hs)
-    co_await h;
+  // Every client is awaited before a failure is rethrown.
+  std::exception_ptr first;
+  for (auto& h : hs) {
+    try {
+      co_await h;
+    } catch (...) {
+      if (!first)
+        first = std::current_exception();
+    }
+  }
+  // After a failure the server may wait for a client that never came: leave it suspended
+  // (the runtime's teardown cancels its accept and destroys it; it does not touch `l`).
+  if (first)
+    std::rethrow_exception(first);
   co_await server;  // returns once every connection saw its client's close
   if (closed != n)
     fail(std::to_string(closed) + " of " + std::to_string(n) + " connections closed");
