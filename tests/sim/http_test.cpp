@@ -1,6 +1,6 @@
 // The HTTP/1.1 server under the simulator (http_scenario.hpp): a bounded number of seeds
 // here; `make sim` runs thousands.
-#include "sim/scenarios.hpp"
+#include "sim/seeds.hpp"
 
 #include <gtest/gtest.h>
 
@@ -14,15 +14,10 @@ const sim::options& scenario_options() { return saturn::sim_scenarios::find("htt
 
 TEST(SimHttp, ServerScenarioPassesForEverySeed) {
   const auto t0 = std::chrono::steady_clock::now();
-  std::uint64_t completions = 0;
-  for (std::uint64_t seed = 1; seed <= 300; ++seed) {
-    sim::outcome o = sim::run(seed, scenario_options(), saturn::sim_scenarios::http_server_scenario);
-    ASSERT_TRUE(o.ok) << "seed " << seed << ": " << o.failure
-                      << "\nreplay: build/release/bin/saturn-sim --scenario http --seed " << seed;
-    completions += o.completions;
-  }
+  auto r = saturn::sim_scenarios::run_seeds("http", 300);
+  ASSERT_TRUE(r.failed.ok) << "seed " << r.failed.seed << ": " << r.failed.failure;
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  std::printf("300 seeds in %.2f s, %llu completions\n", secs, static_cast<unsigned long long>(completions));
+  std::printf("300 seeds in %.2f s, %llu completions\n", secs, static_cast<unsigned long long>(r.completions));
 }
 
 TEST(SimHttp, ServerScenarioIsAFunctionOfTheSeed) {
@@ -36,26 +31,14 @@ TEST(SimHttp, ServerScenarioIsAFunctionOfTheSeed) {
 }
 
 TEST(SimHttp, BulkTransfersPastTheSocketBuffers) {
-  const auto* s = saturn::sim_scenarios::find("http-bulk");
-  ASSERT_NE(s, nullptr);
-  for (std::uint64_t seed = 1; seed <= 100; ++seed) {
-    sim::outcome o = sim::run(seed, s->opts, s->prog);
-    ASSERT_TRUE(o.ok) << "seed " << seed << ": " << o.failure
-                      << "\nreplay: build/release/bin/saturn-sim --scenario http-bulk --seed " << seed;
-  }
+  auto r = saturn::sim_scenarios::run_seeds("http-bulk", 100);
+  ASSERT_TRUE(r.failed.ok) << "seed " << r.failed.seed << ": " << r.failed.failure;
 }
 
 TEST(SimHttp, UnderInjectedFaultsEveryAnswerIsRightAndTheServerDrains) {
-  const auto* s = saturn::sim_scenarios::find("http-faults");
-  ASSERT_NE(s, nullptr);
-  std::uint64_t faults = 0;
-  for (std::uint64_t seed = 1; seed <= 200; ++seed) {
-    sim::outcome o = sim::run(seed, s->opts, s->prog);
-    ASSERT_TRUE(o.ok) << "seed " << seed << ": " << o.failure
-                      << "\nreplay: build/release/bin/saturn-sim --scenario http-faults --seed " << seed;
-    faults += o.faults_injected;
-  }
-  EXPECT_GT(faults, 200u) << "the schedule must really inject faults";
+  auto r = saturn::sim_scenarios::run_seeds("http-faults", 200);
+  ASSERT_TRUE(r.failed.ok) << "seed " << r.failed.seed << ": " << r.failed.failure;
+  EXPECT_GT(r.faults, 200u) << "the schedule must really inject faults";
 }
 
 }  // namespace

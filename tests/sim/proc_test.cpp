@@ -2,20 +2,15 @@
 // number of seeds here; `make sim` runs thousands.
 #include <gtest/gtest.h>
 
-#include "sim/scenarios.hpp"
+#include "sim/seeds.hpp"
 
 namespace sim = saturn::sim;
 
 namespace {
 
 TEST(SimProc, SupervisorUnderKillsCrashesAndLinkStorms) {
-  const auto* s = saturn::sim_scenarios::find("proc");
-  ASSERT_NE(s, nullptr);
-  for (std::uint64_t seed = 1; seed <= 200; ++seed) {
-    sim::outcome o = sim::run(seed, s->opts, s->prog);
-    ASSERT_TRUE(o.ok) << "seed " << seed << ": " << o.failure
-                      << "\nreplay: build/release/bin/saturn-sim --scenario proc --seed " << seed;
-  }
+  auto r = saturn::sim_scenarios::run_seeds("proc", 200);
+  ASSERT_TRUE(r.failed.ok) << "seed " << r.failed.seed << ": " << r.failed.failure;
 }
 
 TEST(SimProc, IsAFunctionOfTheSeed) {
