@@ -7,6 +7,7 @@
 #include <ctime>
 #include <mutex>
 
+#include "sched/mono_clock.hpp"
 #include "sched/pool_impl.hpp"
 
 namespace saturn {
@@ -22,12 +23,6 @@ struct pool_list {
 pool_list& pools() {
   static pool_list* l = new pool_list;  // lifetime: never destroyed (pools may outlive statics)
   return *l;
-}
-
-std::int64_t mono_ns() noexcept {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return std::int64_t(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
 }
 
 /// The worker's time parked up to `now` (read here, after the snapshot), a park in

@@ -18,6 +18,7 @@
 #include <thread>
 #include <vector>
 
+#include "sched/mono_clock.hpp"
 #include "sched/pool_impl.hpp"
 #include "sched/thread_times.hpp"
 
@@ -25,11 +26,7 @@ namespace saturn {
 
 namespace {
 
-std::int64_t mono_ns() noexcept {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return std::int64_t(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
-}
+using detail::mono_ns;
 
 struct seen {
   std::uint64_t progress = 0;  // the odd word last seen (0: none)

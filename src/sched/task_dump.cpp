@@ -23,24 +23,13 @@
 #include <thread>
 #include <unordered_map>
 
+#include "sched/mono_clock.hpp"
 #include "sched/pause_point.hpp"
 #include "sched/pool_impl.hpp"
 
 namespace saturn {
 namespace detail {
 namespace {
-
-std::int64_t coarse_ns() noexcept {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-  return std::int64_t(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
-}
-
-std::int64_t mono_ns() noexcept {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return std::int64_t(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
-}
 
 atomic<process_reader> g_process_reader{nullptr};
 atomic<runtime_dumper> g_runtime_dumper{nullptr};
@@ -121,7 +110,7 @@ void read_state(promise_base* p, task_entry& e, const void*& joined_by, std::uin
 struct dumper {
   const task_dump_options& opts;
   task_dump& out;
-  std::int64_t now = coarse_ns();
+  std::int64_t now = coarse_mono_ns();
   std::unordered_map<const void*, const void*> joiner_of;  // joined frame -> joiner frame
 
   bool full() const noexcept { return out.tasks.size() >= opts.max_tasks; }
@@ -263,7 +252,7 @@ const char* task_state_name(task_state s) noexcept {
 
 task_dump dump_tasks(const task_dump_options& opts) {
   task_dump out;
-  detail::dumper d{opts, out, detail::coarse_ns(), {}};
+  detail::dumper d{opts, out, detail::coarse_mono_ns(), {}};
   detail::with_live_pools([&](detail::pool_impl& p) { d.dump_pool(p); });
   // ordering: acquire pairs with set_runtime_dumper's release (the dumper's code is static).
   if (detail::runtime_dumper rd = detail::g_runtime_dumper.load(std::memory_order_acquire)) {

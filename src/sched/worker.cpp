@@ -4,6 +4,7 @@
 
 #include <ctime>
 
+#include "sched/mono_clock.hpp"
 #include "sched/pool_impl.hpp"
 
 namespace saturn::detail {
@@ -24,12 +25,6 @@ inline void run_one(worker& w, runnable* r) noexcept {
   w.counters.running.store(r, std::memory_order_relaxed);
   detail::run_runnable(r);
   ++w.counters.progress;
-}
-
-std::int64_t now_ns() noexcept {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return std::int64_t(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
 }
 
 /// The worker's coarse clock for task start times (worker::coarse_now_ns).
@@ -272,7 +267,7 @@ void park(pool_impl& p, worker& w) {
       w.unparks.load(std::memory_order_acquire) == 0) {
     // Two clock reads per park (a park is a syscall and a context switch anyway).
     ++w.counters.parks;
-    const std::int64_t parked_at = now_ns();
+    const std::int64_t parked_at = mono_ns();
     w.counters.park_update([&] { w.counters.parked_since.store(parked_at, std::memory_order_relaxed); });
     if (w.loop) {
       poll_io(p, w, true);  // sleeps in the ring: I/O, a timer, or notify() ends it
@@ -281,7 +276,7 @@ void park(pool_impl& p, worker& w) {
       while (w.unparks.load(std::memory_order_acquire) == 0 && !p.stopping.load(std::memory_order_acquire))
         futex_wait(&w.unparks, 0);
     }
-    const std::int64_t woke_at = now_ns();
+    const std::int64_t woke_at = mono_ns();
     refresh_coarse_clock(w);
     w.counters.park_update([&] {
       auto& c = w.counters;
@@ -354,7 +349,7 @@ void pool_impl::worker_main(worker& w) {
   t_worker = &w;  // the loop (io mode) was created by the thread's start routine
   // ordering: relaxed; a watchdog only uses it to find this thread's /proc entry.
   w.counters.os_tid.store(static_cast<int>(::gettid()), std::memory_order_relaxed);
-  w.counters.started_ns.store(now_ns(), std::memory_order_relaxed);
+  w.counters.started_ns.store(mono_ns(), std::memory_order_relaxed);
   refresh_coarse_clock(w);
   const std::int64_t spin_ns = std::int64_t(opts.spin_before_park_us) * 1000;
   w.spin_budget_ns = spin_ns;
@@ -386,7 +381,7 @@ void pool_impl::worker_main(worker& w) {
     if (r != nullptr) {
       end_search(*this, w);
       if (idle_since != 0) {  // back from a park
-        adapt_spin(w, now_ns() - idle_since, spin_ns);
+        adapt_spin(w, mono_ns() - idle_since, spin_ns);
         idle_since = 0;
       }
       if (stopping.load(std::memory_order_acquire)) [[unlikely]] {
@@ -403,8 +398,8 @@ void pool_impl::worker_main(worker& w) {
     // produces the work.
     begin_search(*this, w);
     const std::int64_t spin = w.loop ? w.spin_budget_ns : spin_ns;
-    const std::int64_t idle_start = w.loop && spin_ns != 0 ? now_ns() : 0;
-    const std::int64_t until = (idle_start != 0 ? idle_start : now_ns()) + (w.searching ? spin : 0);
+    const std::int64_t idle_start = w.loop && spin_ns != 0 ? mono_ns() : 0;
+    const std::int64_t until = (idle_start != 0 ? idle_start : mono_ns()) + (w.searching ? spin : 0);
     const long preempted_before = idle_start != 0 && spin != 0 && w.searching ? involuntary_switches() : -1;
     bool found = false;
     for (unsigned round = 0; !stopping.load(std::memory_order_relaxed); ++round) {
@@ -423,7 +418,7 @@ void pool_impl::worker_main(worker& w) {
         break;
       }
       // A zero spin: one look round, then park (no minimum spin).
-      if (spin == 0 || (w.loop && !w.searching) || ((round & 15) == 15 && now_ns() >= until))
+      if (spin == 0 || (w.loop && !w.searching) || ((round & 15) == 15 && mono_ns() >= until))
         break;
     }
     // The kernel took the CPU from the spinning worker: another thread needed it (the
@@ -431,7 +426,7 @@ void pool_impl::worker_main(worker& w) {
     const bool contended = preempted_before >= 0 && involuntary_switches() != preempted_before;
     if (found) {
       if (idle_start != 0)
-        adapt_spin(w, contended ? spin_ns + 1 : now_ns() - idle_start, spin_ns);
+        adapt_spin(w, contended ? spin_ns + 1 : mono_ns() - idle_start, spin_ns);
       end_search(*this, w);
       if (stopping.load(std::memory_order_acquire)) [[unlikely]] {
         inject.push(r);  // as above

@@ -18,6 +18,7 @@
 #include <thread>
 #include <unordered_set>
 
+#include "sched/mono_clock.hpp"
 #include "sched/pause_point.hpp"
 
 namespace saturn::detail {
@@ -31,12 +32,6 @@ struct runtime_access {
 void with_live_runtimes(void (*f)(runtime&, void*), void* ctx);
 
 namespace {
-
-std::int64_t mono_ns() noexcept {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return std::int64_t(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
-}
 
 struct job {
   const task_dump_options& opts;
