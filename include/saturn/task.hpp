@@ -9,6 +9,7 @@
 #include <saturn/task/join.hpp>
 #include <saturn/task/join_handle.hpp>
 #include <saturn/task/runtime.hpp>
+#include <saturn/task/runtime_stats.hpp>
 #include <saturn/task/task.hpp>
 #include <saturn/task/task_group.hpp>
 #include <saturn/task/this_task.hpp>

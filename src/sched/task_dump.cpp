@@ -194,6 +194,10 @@ struct dumper {
     dumper& d;
     explicit runtime_sink(dumper& dd) : d(dd) {}
     bool full() const noexcept override { return d.full(); }
+    // Grow the output before pausing: a reallocation inside a pause would hold the runtime.
+    void expect(std::size_t tasks) override {
+      d.out.tasks.reserve(std::min(d.opts.max_tasks, d.out.tasks.size() + tasks + 64));
+    }
     void task(unsigned runtime, promise_base* p) override { d.add(0, ~0u, p, 0, 0, true, runtime); }
     void runtime_seen(bool paused) override {
       ++d.out.runtimes;

@@ -56,12 +56,15 @@ void dump_one(runtime& rt, void* ctx) {
   const live_table& live = runtime_access::live(rt);
   if (scheduler::current() == &rt) {
     // The caller is this runtime's thread: it runs this code, so none of its tasks runs.
+    j.v.expect(live.size());
     for (std::size_t i = 0; i < live.size() && !j.v.full(); ++i)
       j.v.task(id, live.at(i));
     j.v.runtime_seen(true);
     return;
   }
+  j.v.expect(live.size_hint());
   std::unordered_set<const promise_base*> seen;
+  seen.reserve(live.size_hint() + 64);
   const std::size_t batch = std::max<std::size_t>(1, j.opts.batch);
   std::size_t cursor = 0;
   for (;;) {

@@ -125,10 +125,11 @@ void set_process_reader(process_reader r) noexcept;
 
 /// What the runtime layer's dumper reports to dump_tasks.
 struct runtime_visit {
-  virtual bool full() const noexcept = 0;                ///< max_tasks reached: stop
+  virtual bool full() const noexcept = 0;                    ///< max_tasks reached: stop
+  virtual void expect(std::size_t tasks) = 0;                ///< about this many tasks follow (before a pause)
   virtual void task(unsigned runtime, promise_base* p) = 0;  ///< a task, read while its runtime is paused
-  virtual void runtime_seen(bool paused) = 0;            ///< once per runtime, after its tasks
-  virtual void paused(std::uint64_t held_ns) = 0;        ///< once per pause of a runtime
+  virtual void runtime_seen(bool paused) = 0;                ///< once per runtime, after its tasks
+  virtual void paused(std::uint64_t held_ns) = 0;            ///< once per pause of a runtime
  protected:
   ~runtime_visit() = default;
 };
