@@ -10,7 +10,9 @@
 #include <cerrno>
 #include <cstdio>
 #include <system_error>
+#include <utility>
 
+#include "loop/current_loop.hpp"
 #include "loop/user_data.hpp"
 #include "ring/ring.hpp"
 
@@ -26,6 +28,7 @@ constexpr int k_ready_budget = 256;
 }  // namespace
 
 event_loop* event_loop::current() noexcept { return t_current; }
+event_loop* detail::exchange_current_loop(event_loop* l) noexcept { return std::exchange(t_current, l); }
 
 event_loop::event_loop(const loop_options& opts) {
   ring::setup_options ro;

@@ -7,6 +7,10 @@
 namespace saturn {
 
 void thread_pool::run_blocking(std::function<void()> fn) {
+  if (m_impl->simulated) {
+    fn();  // one thread in a simulation: the call runs now, in virtual time (sim_pool.hpp)
+    return;
+  }
   detail::blocking_pool& b = m_impl->blocking;
   std::unique_lock lock(b.mutex);
   b.jobs.push_back(std::move(fn));

@@ -204,6 +204,9 @@ struct pool_impl {
   atomic<unsigned> active_submitters{0};
 
   atomic<bool> stopping{false};
+  /// Built under a sim::world: no worker threads; the world's thread steps the workers
+  /// (src/sched/sim_pool.hpp).
+  bool simulated = false;
   std::unique_ptr<std::latch> drained;   // every worker finished its I/O
   std::unique_ptr<std::latch> released;  // the pool discarded what was left; workers may exit
   blocking_pool blocking;

@@ -23,12 +23,21 @@
 #include <system_error>
 #include <thread>
 
+#include "ring/sim/sim_hooks.hpp"
 #include "sched/pool_impl.hpp"
+#include "sched/sim_pool.hpp"
 
 namespace saturn {
 namespace detail {
 
 void futex_wait_while_zero(saturn::detail::atomic<std::uint32_t>* word) noexcept {
+  if (sim_pools_here()) [[unlikely]] {
+    // Under a sim::world the waiting thread is the one that runs the pool's workers. A
+    // deadlock or the time limit ends the process here (sim::run reports them instead).
+    sim_drive_until([](void* w) { return static_cast<atomic<std::uint32_t>*>(w)->load(std::memory_order_acquire) != 0; },
+                    word);
+    return;
+  }
   while (word->load(std::memory_order_acquire) == 0)
     futex_wait(word, 0);
 }
@@ -97,6 +106,11 @@ thread_pool::thread_pool(const pool_options& opts) : m_impl(std::make_unique<det
     w->rng = 0x9E3779B9u * (i + 1);
     p.workers.push_back(std::move(w));
   }
+  if (ring::sim_active()) {
+    detail::sim_pool_start(p);  // no threads: the world's thread steps the workers
+    detail::register_pool_stats(p);
+    return;
+  }
   // io mode: each loop is created on its worker thread (SINGLE_ISSUER); a setup failure
   // there is reported here, on the constructing thread.
   std::latch started(n);
@@ -162,8 +176,11 @@ thread_pool::~thread_pool() {
   detail::unregister_pool_stats(p);
   // 1. Stop and let every worker drain its ring.
   p.stopping.store(true, std::memory_order_seq_cst);
-  for (auto& w : p.workers)
-    p.unpark(*w);
+  if (p.simulated)
+    detail::sim_pool_drain(p);
+  else
+    for (auto& w : p.workers)
+      p.unpark(*w);
   p.drained->wait();
   // Blocking calls may still wake tasks (and notify workers' loops): let every running and
   // queued call finish before any frame or loop is destroyed. Their wakes land in the
@@ -236,8 +253,11 @@ thread_pool::~thread_pool() {
   }
   // 3. Workers destroy their loops and exit.
   p.released->count_down();
+  if (p.simulated)
+    detail::sim_pool_release(p);
   for (auto& w : p.workers)
-    w->thread.join();
+    if (w->thread.joinable())
+      w->thread.join();
   // The blocking pool: wait for running calls, join its threads.
   {
     std::unique_lock lock(p.blocking.mutex);

@@ -6,6 +6,7 @@
 
 #include "sched/mono_clock.hpp"
 #include "sched/pool_impl.hpp"
+#include "sched/sim_pool.hpp"
 
 namespace saturn::detail {
 
@@ -288,6 +289,33 @@ void park(pool_impl& p, worker& w) {
 }
 
 }  // namespace
+
+bool sim_worker_step(pool_impl& p, worker& w) {
+  // worker_main's busy path, one runnable at a time (no spin, no park: see sim_pool.hpp).
+  ++w.tick;
+  runnable* r = nullptr;
+  if (w.loop && w.tick % k_timer_interval == 0)
+    fire_timers(p, w);
+  if (w.tick % k_event_interval == 0) {
+    if (w.loop)
+      poll_io(p, w, false);
+    r = take_injected(p, w);
+    if (r == nullptr)
+      r = w.pop_yielded();
+  }
+  if (r == nullptr)
+    r = next_local(w);
+  if (r == nullptr && w.loop) {
+    poll_io(p, w, false);
+    r = next_local(w);
+  }
+  if (r == nullptr)
+    r = find_work(p, w, true);
+  if (r == nullptr)
+    return false;
+  run_one(w, r);
+  return true;
+}
 
 bool pool_impl::has_visible_work() noexcept {
   if (!inject.empty_hint())

@@ -6,6 +6,8 @@
 #include <optional>
 #include <utility>
 
+#include "sched/sim_pool.hpp"
+
 namespace saturn::sim {
 
 runtime_options default_runtime_options() {
@@ -34,9 +36,10 @@ task<void> run_program(const program& prog, world& w, bool& finished, std::strin
     l->stay_awake();
 }
 
-}  // namespace
-
-outcome run(std::uint64_t seed, const options& opts, const program& prog, const runtime_options& ropts) {
+/// A run's frame: the world and the fault scope around `body`, which runs the program and
+/// returns once it finished or the world failed; the outcome filled from what it left.
+template <class Body>
+outcome run_in_world(std::uint64_t seed, const options& opts, Body body) {
   outcome out;
   out.seed = seed;
   std::optional<testing::fault_scope> faults;
@@ -49,24 +52,7 @@ outcome run(std::uint64_t seed, const options& opts, const program& prog, const 
   world w(seed, opts);
   bool finished = false;
   try {
-    runtime rt(ropts);
-    // The loop is driven here rather than through block_on: a deadlock or the time limit
-    // is thrown out of the loop's wait, and block_on would then destroy the program's
-    // frames while their operations are still in the (simulated) kernel. Here the frames
-    // stay alive until the runtime's destructor has cancelled and reaped every operation.
-    event_loop& loop = rt.loop();
-    loop.add_keep_alive();
-    {
-      join_handle<void> h = rt.spawn(run_program(prog, w, finished, out.failure));
-      try {
-        while (!finished)
-          loop.run_once(true);
-      } catch (const std::exception& e) {
-        if (out.failure.empty())
-          out.failure = e.what();
-      }
-    }
-    loop.release_keep_alive();
+    body(w, finished, out.failure);
   } catch (const std::exception& e) {
     // The runtime could not be set up or torn down under the simulation.
     if (out.failure.empty())
@@ -81,6 +67,56 @@ outcome run(std::uint64_t seed, const options& opts, const program& prog, const 
   if (faults)
     out.faults_injected = faults->stats().total_errors() + faults->stats().total_shorts();
   return out;
+}
+
+}  // namespace
+
+outcome run(std::uint64_t seed, const options& opts, const program& prog, const runtime_options& ropts) {
+  return run_in_world(seed, opts, [&](world& w, bool& finished, std::string& failure) {
+    runtime rt(ropts);
+    // The loop is driven here rather than through block_on: a deadlock or the time limit
+    // is thrown out of the loop's wait, and block_on would then destroy the program's
+    // frames while their operations are still in the (simulated) kernel. Here the frames
+    // stay alive until the runtime's destructor has cancelled and reaped every operation.
+    event_loop& loop = rt.loop();
+    loop.add_keep_alive();
+    {
+      join_handle<void> h = rt.spawn(run_program(prog, w, finished, failure));
+      try {
+        while (!finished)
+          loop.run_once(true);
+      } catch (const std::exception& e) {
+        if (failure.empty())
+          failure = e.what();
+      }
+    }
+    loop.release_keep_alive();
+  });
+}
+
+pool_options default_pool_options(unsigned workers) {
+  pool_options o;
+  o.threads = workers;
+  o.loop = default_runtime_options().loop;
+  return o;
+}
+
+outcome run(std::uint64_t seed, const options& opts, const program& prog, const pool_options& popts) {
+  return run_in_world(seed, opts, [&](world& w, bool& finished, std::string& failure) {
+    pool_options po = popts;
+    if (po.threads == 0)
+      po.threads = 2;  // not the machine's CPU count: a run must not depend on where it runs
+    thread_pool pool(po);
+    // As above, the pool is driven here (not through block_on, which cannot report a
+    // deadlock): its destructor cancels and reaps every operation before any frame goes.
+    join_handle<void> h = pool.spawn(run_program(prog, w, finished, failure));
+    try {
+      detail::sim_drive_until([](void* f) { return *static_cast<bool*>(f); }, &finished);
+    } catch (const std::exception& e) {
+      if (failure.empty())
+        failure = e.what();
+    }
+  });
 }
 
 options minimize_faults(std::uint64_t seed, const options& opts, const program& prog, int budget,
@@ -105,6 +141,16 @@ options minimize_faults(std::uint64_t seed, const options& opts, const program& 
     }
   }
   return best;
+}
+
+std::optional<outcome> explore(std::uint64_t first_seed, std::uint64_t count, const options& opts,
+                               const program& prog, const pool_options& popts) {
+  for (std::uint64_t i = 0; i < count; ++i) {
+    outcome o = run(first_seed + i, opts, prog, popts);
+    if (!o.ok)
+      return o;
+  }
+  return std::nullopt;
 }
 
 std::optional<outcome> explore(std::uint64_t first_seed, std::uint64_t count, const options& opts,

@@ -165,6 +165,14 @@ const std::vector<scenario>& all() {
     sim::options proc;
     proc.time_limit = std::chrono::seconds(60);
     v.push_back({"proc", proc_scenario, proc});
+    sim::options files;
+    files.faults = {{op_kind::write, 0, 0.3}, {op_kind::write, EIO, 0.005}, {op_kind::fsync, EIO, 0.01}};
+    files.disk_space = 256 * 1024;  // about half of what the writers try
+    v.push_back({"files", files_scenario, files});
+    // On simulated thread_pools: the seed also picks which worker steps when.
+    v.push_back({"pool", pool_scenario, {}, 3});
+    v.push_back({"http-pool", http_server_scenario, http, 2});
+    v.push_back({"proc-pool", proc_scenario, proc, 2});
     return v;
   }();
   return list;

@@ -37,11 +37,29 @@ task<void> http_faults_scenario(sim::world& w);
 /// client whose every answer must be right; every process ends after the stop.
 task<void> proc_scenario(sim::world& w);
 
+/// Producers and consumers on a bounded channel under a mutex, a spawn storm the other
+/// workers steal from, and a pipe between two tasks: on a simulated thread_pool, so the
+/// seed interleaves the workers. Every sum is checked.
+task<void> pool_scenario(sim::world& w);
+
+/// Whole files written with fs::write_file (some with sync) under short writes and a
+/// disk too small for all of them, then a crash at a seed-chosen moment: a write that
+/// succeeded wrote everything, and one that succeeded with sync survives the crash.
+task<void> files_scenario(sim::world& w);
+
 struct scenario {
   std::string_view name;
   sim::program prog;
   sim::options opts;
+  /// 0: the program runs on a saturn::runtime; N: on a simulated thread_pool of N workers.
+  unsigned workers = 0;
 };
+
+/// One seed of `s`, on the runtime or pool it asks for.
+inline sim::outcome run_one(const scenario& s, std::uint64_t seed, const sim::options& opts) {
+  return s.workers == 0 ? sim::run(seed, opts, s.prog) : sim::run(seed, opts, s.prog, sim::default_pool_options(s.workers));
+}
+inline sim::outcome run_one(const scenario& s, std::uint64_t seed) { return run_one(s, seed, s.opts); }
 
 /// Every scenario, with the options it runs under.
 const std::vector<scenario>& all();

@@ -29,7 +29,7 @@ inline seeds_summary run_seeds(std::string_view name, std::uint64_t count) {
     return s;
   }
   for (std::uint64_t seed = 1; seed <= count; ++seed) {
-    sim::outcome o = sim::run(seed, sc->opts, sc->prog);
+    sim::outcome o = run_one(*sc, seed);
     s.completions += o.completions;
     s.faults += o.faults_injected;
     if (!o.ok) {

@@ -260,6 +260,12 @@ class event_loop {
   bool cancel_timer(timer_node* t) noexcept { return m_timers.erase(t); }
   /// Number of armed timers.
   std::size_t timer_count() const noexcept { return m_timers.size(); }
+  /// The nearest armed timer's deadline; clock::time_point::max() when none is armed.
+  /// Loop thread only (a simulated thread_pool reads it to know how far virtual time may
+  /// jump while every worker is idle).
+  clock::time_point next_timer_deadline() const noexcept {
+    return m_timers.empty() ? clock::time_point::max() : m_timers.top()->m_deadline;
+  }
 
   // ---- ready work
   /// Queues `r` to run on this loop (FIFO). Loop thread only. Allocates nothing.

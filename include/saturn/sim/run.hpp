@@ -11,6 +11,7 @@
 /// ```
 #pragma once
 
+#include <saturn/sched/thread_pool.hpp>
 #include <saturn/sim/world.hpp>
 #include <saturn/task/runtime.hpp>
 #include <saturn/task/task.hpp>
@@ -49,10 +50,26 @@ runtime_options default_runtime_options();
 outcome run(std::uint64_t seed, const options& opts, const program& prog,
             const runtime_options& ropts = default_runtime_options());
 
+/// The pool a simulated program gets from run(seed, opts, prog, pool_options): `workers`
+/// io-mode workers, each loop with default_runtime_options()'s small receive-buffer ring.
+pool_options default_pool_options(unsigned workers = 2);
+
+/// As run() above, on a saturn::thread_pool of `popts.threads` workers (0 is taken as 2)
+/// built inside the world. Such a pool starts no thread: the run steps its workers one
+/// scheduling step at a time on the calling thread, each step's worker drawn from the
+/// seed, so which worker runs, steals or polls its ring when is part of the seeded
+/// schedule and the same seed gives the same trace. Spinning and parking do not happen;
+/// spawn_blocking runs its call inline (in virtual time); fork-join runs its branches on
+/// the joining worker. Threading: as run().
+outcome run(std::uint64_t seed, const options& opts, const program& prog, const pool_options& popts);
+
 /// Runs seeds first_seed, first_seed+1, ... (count of them) and returns the first failing
 /// outcome, or nullopt when all passed.
 std::optional<outcome> explore(std::uint64_t first_seed, std::uint64_t count, const options& opts,
                                const program& prog, const runtime_options& ropts = default_runtime_options());
+/// explore() on a simulated thread_pool (see the pool's run()).
+std::optional<outcome> explore(std::uint64_t first_seed, std::uint64_t count, const options& opts,
+                               const program& prog, const pool_options& popts);
 
 /// The failure minimizer: for a seed that fails under `opts.faults`, returns options whose
 /// fault schedule is as short as it could make it while the seed still fails — rules

@@ -25,9 +25,12 @@
 /// Every completion is folded into a trace hash (virtual time, ring, opcode, result,
 /// flags; never addresses or descriptor numbers): the same seed gives the same hash.
 ///
-/// The simulation is single-threaded: rings must be set up on the world's thread (a
-/// thread_pool's workers cannot be simulated yet; use saturn::runtime). Without a world
-/// the cost is one predicted branch per enter and per clock read.
+/// The simulation is single-threaded: rings must be set up on the world's thread. A
+/// saturn::runtime made there runs as usual; a saturn::thread_pool made there starts no
+/// thread: whoever waits for it on the world's thread (block_on, sim::run) steps its
+/// workers one at a time, each step's worker drawn from the seed (see sim::run). Without
+/// a world the cost is one predicted branch per enter and per clock read, and one per
+/// thread_pool construction.
 ///
 /// Threading: construct, use and destroy a world on one thread; worlds do not nest.
 #pragma once
@@ -35,6 +38,7 @@
 #include <saturn/testing/fault_injection.hpp>
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <stdexcept>
@@ -72,6 +76,11 @@ struct options {
   /// seed, so the fault schedule replays with the seed too; a world made by hand leaves
   /// this to its user.
   std::vector<testing::fault_rule> faults{};
+  /// Bytes by which regular files may grow through simulated writes during the run (the
+  /// free space of the simulated disk): a write past it is cut short at the last free
+  /// byte, and one that can write nothing fails with ENOSPC. Overwrites inside a file cost
+  /// nothing; space is never given back (a truncate or unlink does not free any).
+  std::uint64_t disk_space = ~std::uint64_t{0};
 };
 
 /// A loop waited while nothing in the simulated world could ever complete.
@@ -108,6 +117,31 @@ class world {
   std::uint64_t random() noexcept;
   /// Uniform in [0, n); 0 when n is 0.
   std::uint64_t random_below(std::uint64_t n) noexcept;
+  /// A power loss: every write to a regular file made through a simulated ring since that
+  /// file's last successful fsync or fdatasync (through a ring too) is undone — the bytes
+  /// it overwrote get their old contents back and the file its durable size. What a
+  /// program saw acknowledged by an fsync survives; nothing else is promised, as on a
+  /// real disk. Metadata is not simulated: creations, renames, unlinks and O_TRUNC stay,
+  /// and writes made with plain system calls are not tracked. Stop the tasks that write
+  /// first (a crash does not stop the program); afterwards, reopen and check what is
+  /// there, as a restarted program would. Returns the number of files changed.
+  std::size_t crash() noexcept;
+  /// Bytes files grew by through simulated writes (what options::disk_space bounds).
+  std::uint64_t disk_used() const noexcept;
+
+  /// A network partition: TCP connections with `port` at either end (and connects to it,
+  /// and accepts on it) move nothing until heal(port) — their operations stay in flight
+  /// (timeouts still fire, cancels still work) and data sent before stays queued. With
+  /// nothing else to wait for, a program that waits on them is reported as a deadlock.
+  /// The ports are the program's own real loopback ports (a listener's, or a client's
+  /// local port: getsockname). World thread only.
+  void partition(std::uint16_t port);
+  /// Ends partition(port) or reset(port): the connections' operations go on.
+  void heal(std::uint16_t port);
+  /// A reset: every operation on a connection with `port` at either end, in flight or
+  /// submitted later, fails with ECONNRESET (a connect to it with ECONNREFUSED) until
+  /// heal(port). Operations whose result was already decided complete as decided.
+  void reset(std::uint16_t port);
 
  private:
   std::shared_ptr<ring::sim_kernel> m_kernel;

@@ -114,7 +114,7 @@ std::uint64_t sim_prng::below(std::uint64_t n) noexcept {
 // ---- the kernel
 
 sim_kernel::sim_kernel(std::uint64_t seed, const sim::options& opts)
-    : m_seed(seed), m_opts(opts), m_rng(seed), m_epoch(k_epoch_ns), m_now(k_epoch_ns),
+    : m_seed(seed), m_opts(opts), m_rng(seed), m_epoch(k_epoch_ns), m_now(k_epoch_ns), m_disk(opts.disk_space),
       m_thread(static_cast<std::uintptr_t>(::syscall(SYS_gettid))) {
   if (m_opts.max_latency < m_opts.min_latency)
     m_opts.max_latency = m_opts.min_latency;

@@ -7,6 +7,8 @@
 
 #include <saturn/sim/world.hpp>
 
+#include "ring/sim/disk.hpp"
+
 #include <cstdint>
 #include <memory>
 #include <queue>
@@ -76,6 +78,12 @@ class sim_kernel {
   std::int64_t now() const noexcept { return m_now; }
   std::int64_t epoch() const noexcept { return m_epoch; }
   sim_prng& prng() noexcept { return m_rng; }
+  sim_disk& disk() noexcept { return m_disk; }
+  /// Folds a scheduler's choice into the trace hash (sim_hooks.hpp's sim_trace).
+  void trace(std::uint64_t v) noexcept { fold(v); }
+  /// What the network does to TCP connections on a port (world::partition / reset).
+  enum class net_rule : std::uint8_t { open, cut, reset };
+  void set_net_rule(std::uint16_t port, net_rule r);
   const sim::options& opts() const noexcept { return m_opts; }
   /// True on the thread that made the world.
   bool on_world_thread() const noexcept;
@@ -93,6 +101,9 @@ class sim_kernel {
   /// sim::deadlock_error / sim::time_limit_error.
   template <class Ready>
   bool wait_until(Ready ready, std::int64_t deadline);
+  /// wait_until over the whole world: until any ring has a completion ready or
+  /// `extra(ctx)` holds (see sim_hooks.hpp's sim_wait_any).
+  void wait_any(bool (*extra)(void*), void* ctx, std::int64_t deadline);
   /// Posts the op's CQE now (and settles its linked timeout).
   void finish(sim_op* op, int res, unsigned flags);
   /// Decides an op's result now and posts it after a drawn latency (kept after the last
@@ -124,6 +135,9 @@ class sim_kernel {
   void start(sim_op* op, sim_op* prev);
   void start_cancel(sim_op* op);
   void start_real(sim_op* op);
+  /// The network rule for a socket op (its descriptor's local and peer ports, or a
+  /// CONNECT's target): open when no rule is set.
+  net_rule net_rule_for(const sim_op* op) const noexcept;
   /// Tries a parked op's syscall again (its descriptor polled ready). True when it left
   /// the parked state (completed or scheduled).
   bool perform(sim_op* op);
@@ -162,6 +176,8 @@ class sim_kernel {
   std::vector<std::uint64_t> m_parked;  // ids of parked ops (stale ids skipped)
   std::unordered_map<int, std::int64_t> m_fd_last;  // last completion time per descriptor
   std::vector<sim_ring*> m_rings;
+  sim_disk m_disk;
+  std::unordered_map<std::uint16_t, net_rule> m_net;  // ports with a rule other than open
   unsigned m_ring_serial = 0;
   std::uintptr_t m_thread;
   friend class sim_ring;

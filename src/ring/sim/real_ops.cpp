@@ -10,10 +10,15 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstring>
+#include <vector>
 
 #include "ring/ring.hpp"
 
@@ -45,7 +50,72 @@ int result_of(long r) noexcept { return r < 0 ? -errno : static_cast<int>(r); }
 
 constexpr std::uint64_t k_no_offset = ~std::uint64_t{0};
 
+bool is_socket_op(std::uint8_t opcode) noexcept {
+  switch (opcode) {
+    case IORING_OP_RECV: case IORING_OP_RECVMSG: case IORING_OP_SEND: case IORING_OP_SEND_ZC:
+    case IORING_OP_SENDMSG: case IORING_OP_ACCEPT: case IORING_OP_CONNECT: case IORING_OP_READ:
+    case IORING_OP_READV: case IORING_OP_WRITE: case IORING_OP_WRITEV: case IORING_OP_POLL_ADD:
+      return true;
+    default:
+      return false;
+  }
+}
+
+std::uint16_t port_of(const ::sockaddr_storage& a) noexcept {
+  if (a.ss_family == AF_INET)
+    return ntohs(reinterpret_cast<const ::sockaddr_in&>(a).sin_port);
+  if (a.ss_family == AF_INET6)
+    return ntohs(reinterpret_cast<const ::sockaddr_in6&>(a).sin6_port);
+  return 0;
+}
+
 }  // namespace
+
+void sim_kernel::set_net_rule(std::uint16_t port, net_rule r) {
+  if (r == net_rule::open)
+    m_net.erase(port);
+  else
+    m_net[port] = r;
+  if (r != net_rule::reset)
+    return;  // a healed op goes on when its descriptor polls ready; a cut one waits anyway
+  // A reset reaches operations already waiting on an idle connection too.
+  for (std::uint64_t id : std::vector<std::uint64_t>(m_parked)) {
+    auto it = m_ops.find(id);
+    if (it == m_ops.end() || !it->second->parked || it->second->st != sim_op::state::waiting)
+      continue;
+    sim_op* op = it->second.get();
+    if (net_rule_for(op) == net_rule::reset && perform(op))
+      op->parked = false;
+  }
+}
+
+sim_kernel::net_rule sim_kernel::net_rule_for(const sim_op* op) const noexcept {
+  const io_uring_sqe& sqe = op->sqe();
+  if (m_net.empty() || !is_socket_op(sqe.opcode))
+    return net_rule::open;
+  auto rule = [&](std::uint16_t port) {
+    auto it = m_net.find(port);
+    return port == 0 || it == m_net.end() ? net_rule::open : it->second;
+  };
+  ::sockaddr_storage a{};
+  ::socklen_t len = sizeof a;
+  if (sqe.opcode == IORING_OP_CONNECT) {
+    const auto* target = reinterpret_cast<const ::sockaddr*>(sqe.addr);
+    std::memcpy(&a, target, std::min<std::size_t>(sizeof a, static_cast<std::size_t>(sqe.off)));
+    if (net_rule r = rule(port_of(a)); r != net_rule::open)
+      return r;
+  }
+  const int fd = op->fd();
+  len = sizeof a;
+  if (::getsockname(fd, reinterpret_cast<::sockaddr*>(&a), &len) != 0)
+    return net_rule::open;  // not a socket
+  if (net_rule r = rule(port_of(a)); r != net_rule::open)
+    return r;
+  len = sizeof a;
+  if (::getpeername(fd, reinterpret_cast<::sockaddr*>(&a), &len) == 0)
+    return rule(port_of(a));
+  return net_rule::open;
+}
 
 void sim_kernel::start_real(sim_op* op) {
   const io_uring_sqe& sqe = op->sqe();
@@ -60,6 +130,21 @@ bool sim_kernel::perform(sim_op* op) {
   const io_uring_sqe& sqe = op->sqe();
   const int fd = op->fd();  // the pinned file while parked
   void* const addr = reinterpret_cast<void*>(sqe.addr);
+  // The network's rules first: a cut connection moves nothing, a reset one fails.
+  switch (net_rule_for(op)) {
+    case net_rule::open:
+      break;
+    case net_rule::cut:
+      return false;  // stays parked until world::heal
+    case net_rule::reset:
+      if (sqe.opcode == IORING_OP_CONNECT)
+        schedule(op, -ECONNREFUSED);
+      else if (sqe.opcode == IORING_OP_POLL_ADD)
+        schedule(op, POLLERR | POLLHUP);
+      else
+        schedule(op, -ECONNRESET);
+      return true;
+  }
   // Descriptors that may block are asked first (regular files are always ready).
   if (op->park_events != 0 && sqe.opcode != IORING_OP_CONNECT && !ready_now(fd, op->park_events))
     return false;
@@ -70,10 +155,18 @@ bool sim_kernel::perform(sim_op* op) {
       res = result_of(sqe.off == k_no_offset ? ::read(fd, addr, sqe.len)
                                              : ::pread(fd, addr, sqe.len, static_cast<off_t>(sqe.off)));
       break;
-    case IORING_OP_WRITE: case IORING_OP_WRITE_FIXED:
-      res = result_of(sqe.off == k_no_offset ? ::write(fd, addr, sqe.len)
-                                             : ::pwrite(fd, addr, sqe.len, static_cast<off_t>(sqe.off)));
+    case IORING_OP_WRITE: case IORING_OP_WRITE_FIXED: {
+      // The disk model first: it may shorten the write (a full disk) and keeps its undo.
+      const long allowed = m_disk.before_write(fd, sqe.off, sqe.len);
+      if (allowed < 0) {
+        res = static_cast<int>(allowed);
+        break;
+      }
+      const auto n = static_cast<std::size_t>(allowed);
+      res = result_of(sqe.off == k_no_offset ? ::write(fd, addr, n) : ::pwrite(fd, addr, n, static_cast<off_t>(sqe.off)));
+      m_disk.after_write(fd, allowed, res);
       break;
+    }
     case IORING_OP_READV: {
       const auto* iov = static_cast<const ::iovec*>(addr);
       const int n = static_cast<int>(sqe.len);
@@ -82,8 +175,29 @@ bool sim_kernel::perform(sim_op* op) {
     }
     case IORING_OP_WRITEV: {
       const auto* iov = static_cast<const ::iovec*>(addr);
-      const int n = static_cast<int>(sqe.len);
+      int n = static_cast<int>(sqe.len);
+      std::size_t total = 0;
+      for (int i = 0; i < n; ++i)
+        total += iov[i].iov_len;
+      const long allowed = m_disk.before_write(fd, sqe.off, total);
+      if (allowed < 0) {
+        res = static_cast<int>(allowed);
+        break;
+      }
+      // A shortened write: the vector cut at `allowed` bytes.
+      std::vector<::iovec> cut;
+      if (static_cast<std::size_t>(allowed) < total) {
+        std::size_t left = static_cast<std::size_t>(allowed);
+        for (int i = 0; i < n && left > 0; ++i) {
+          cut.push_back(iov[i]);
+          cut.back().iov_len = std::min(left, iov[i].iov_len);
+          left -= cut.back().iov_len;
+        }
+        iov = cut.data();
+        n = static_cast<int>(cut.size());
+      }
       res = result_of(sqe.off == k_no_offset ? ::writev(fd, iov, n) : ::pwritev(fd, iov, n, static_cast<off_t>(sqe.off)));
+      m_disk.after_write(fd, allowed, res);
       break;
     }
     case IORING_OP_RECV: {
@@ -170,7 +284,10 @@ bool sim_kernel::perform(sim_op* op) {
                               reinterpret_cast<struct ::statx*>(sqe.addr2)));
       break;
     case IORING_OP_FSYNC:
-      res = result_of((sqe.fsync_flags & IORING_FSYNC_DATASYNC) != 0 ? ::fdatasync(fd) : ::fsync(fd));
+      // A regular file's durability is the disk model's (world::crash): no real sync,
+      // which would cost milliseconds of real time per call and prove nothing here.
+      res = m_disk.synced(fd) ? 0
+                              : result_of((sqe.fsync_flags & IORING_FSYNC_DATASYNC) != 0 ? ::fdatasync(fd) : ::fsync(fd));
       break;
     case IORING_OP_CLOSE:
       res = result_of(::close(fd));

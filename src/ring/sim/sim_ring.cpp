@@ -21,8 +21,8 @@ sim_ring::sim_ring(std::shared_ptr<sim_kernel> k, io_uring& ring, unsigned sq_en
   if (!m_kernel->on_world_thread())
     throw std::logic_error(
         "saturn::sim: a ring was set up on a thread other than the simulation's while a sim::world lives. "
-        "A simulation is single-threaded: run the program on saturn::runtime on the world's thread "
-        "(thread_pool workers cannot be simulated yet).");
+        "A simulation is single-threaded: build the runtime or thread_pool on the world's thread (a "
+        "thread_pool made there runs its workers as seed-chosen interleavings on that thread).");
   m_sq_entries = round_pow2(sq_entries);
   m_cq_entries = round_pow2(cq_entries < m_sq_entries ? m_sq_entries : cq_entries);
   m_sq_mask = m_sq_entries - 1;
@@ -94,6 +94,19 @@ int sim_ring::enter(unsigned wait_nr, std::int64_t timeout_ns) {
 }
 
 unsigned sim_ring::cq_ready() const noexcept { return m_cq_tail - m_cq_head; }
+
+void sim_kernel::wait_any(bool (*extra)(void*), void* ctx, std::int64_t deadline) {
+  (void)wait_until(
+      [&] {
+        for (sim_ring* r : m_rings) {
+          r->flush_overflow();
+          if (r->cq_ready() != 0)
+            return true;
+        }
+        return extra != nullptr && extra(ctx);
+      },
+      deadline);
+}
 
 void sim_ring::post(std::uint64_t user_data, int res, unsigned flags) {
   if (!m_overflow.empty() || cq_ready() >= m_cq_entries) {

@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "ring/sim/kernel.hpp"
+#include "ring/sim/sim_hooks.hpp"
 
 namespace saturn::ring {
 namespace {
@@ -19,6 +20,28 @@ std::shared_ptr<sim_kernel> current_sim_kernel() noexcept {
   std::lock_guard lock(g_lock);
   return g_kernel;
 }
+bool sim_active() noexcept {
+  std::shared_ptr<sim_kernel> k = current_sim_kernel();
+  return k && k->on_world_thread();
+}
+
+std::uint64_t sim_random_below(std::uint64_t n) noexcept {
+  std::shared_ptr<sim_kernel> k = current_sim_kernel();
+  return k ? k->prng().below(n) : 0;
+}
+
+void sim_trace(std::uint64_t v) noexcept {
+  if (std::shared_ptr<sim_kernel> k = current_sim_kernel())
+    k->trace(v);
+}
+
+void sim_wait_any(bool (*extra)(void*), void* ctx, std::int64_t deadline_ns) {
+  std::shared_ptr<sim_kernel> k = current_sim_kernel();
+  if (!k)
+    throw std::logic_error("saturn::sim: a world-level wait with no sim::world alive");
+  k->wait_any(extra, ctx, deadline_ns);
+}
+
 }  // namespace saturn::ring
 
 namespace saturn::sim {
@@ -46,5 +69,10 @@ std::chrono::nanoseconds world::elapsed() const noexcept {
 }
 std::uint64_t world::random() noexcept { return m_kernel->prng().next(); }
 std::uint64_t world::random_below(std::uint64_t n) noexcept { return m_kernel->prng().below(n); }
+std::size_t world::crash() noexcept { return m_kernel->disk().crash(); }
+std::uint64_t world::disk_used() const noexcept { return m_kernel->disk().used(); }
+void world::partition(std::uint16_t port) { m_kernel->set_net_rule(port, ring::sim_kernel::net_rule::cut); }
+void world::heal(std::uint16_t port) { m_kernel->set_net_rule(port, ring::sim_kernel::net_rule::open); }
+void world::reset(std::uint16_t port) { m_kernel->set_net_rule(port, ring::sim_kernel::net_rule::reset); }
 
 }  // namespace saturn::sim

@@ -55,7 +55,7 @@ bool explore(const sc::scenario& s, std::uint64_t first, std::uint64_t count, co
   const auto t0 = std::chrono::steady_clock::now();
   std::uint64_t completions = 0, faults = 0;
   for (std::uint64_t seed = first; seed < first + count; ++seed) {
-    saturn::sim::outcome o = saturn::sim::run(seed, s.opts, s.prog);
+    saturn::sim::outcome o = sc::run_one(s, seed);
     completions += o.completions;
     faults += o.faults_injected;
     if (!o.ok) {
@@ -101,7 +101,7 @@ int main(int argc, char** argv) {
     const sc::scenario* s = sc::find(name);
     if (s == nullptr)
       return usage();
-    saturn::sim::outcome o = saturn::sim::run(one, s->opts, s->prog);
+    saturn::sim::outcome o = sc::run_one(*s, one);
     std::printf("%.*s seed %llu: %s; trace %016llx, %llu completions, %.3f s of virtual time\n%s%s",
                 static_cast<int>(s->name.size()), s->name.data(), static_cast<unsigned long long>(one),
                 o.ok ? "passed" : "FAILED", static_cast<unsigned long long>(o.trace_hash),

@@ -1,0 +1,32 @@
+// What a scheduler above the ring may ask of the simulated world (saturn/sim/world.hpp)
+// without seeing liburing: whether one lives on this thread, a seeded choice, and a
+// world-level wait. A simulated thread_pool (src/sched/sim_pool.cpp) runs several rings on
+// the world's thread; none of them may sleep on its own, since the completion that ends
+// the wait can be another ring's.
+#pragma once
+
+#include <cstdint>
+
+namespace saturn::ring {
+
+/// True while a sim::world lives and the calling thread is its thread.
+bool sim_active() noexcept;
+
+/// Uniform in [0, n) from the world's seeded stream (0 when n is 0). World thread only,
+/// while sim_active().
+std::uint64_t sim_random_below(std::uint64_t n) noexcept;
+
+/// Folds `v` (a scheduler's choice: which worker ran a step) into the world's trace hash,
+/// so a schedule that changes shows in the hash even when no completion does. World
+/// thread only, while sim_active().
+void sim_trace(std::uint64_t v) noexcept;
+
+/// Runs the world's events (virtual time jumps to each) until a simulated ring has a
+/// completion ready, `extra(ctx)` holds (null: never), or virtual time reaches
+/// `deadline_ns` (a saturn::clock time_point's count; INT64_MAX: none). Throws
+/// sim::deadlock_error when nothing could ever complete and there is no deadline, and
+/// sim::time_limit_error past options::time_limit, as a ring's own wait does. World
+/// thread only, while sim_active().
+void sim_wait_any(bool (*extra)(void*), void* ctx, std::int64_t deadline_ns);
+
+}  // namespace saturn::ring

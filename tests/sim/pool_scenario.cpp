@@ -1,0 +1,171 @@
+// The thread_pool scenario (scenarios.hpp): work spread over a simulated pool's workers.
+#include <saturn/sched/thread_pool.hpp>
+#include <saturn/sync/channel.hpp>
+#include <saturn/sync/mutex.hpp>
+#include <saturn/task.hpp>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "sim/scenarios.hpp"
+
+namespace saturn::sim_scenarios {
+namespace {
+
+using namespace std::chrono_literals;
+
+[[noreturn]] void fail(const std::string& what) { throw std::runtime_error(what); }
+
+struct shared_state {
+  mutex lock;
+  std::uint64_t guarded_sum = 0;  // under `lock`
+  std::uint64_t spawned_sum = 0;  // only one step runs at a time: plain adds
+  unsigned workers_seen = 0;      // bit per worker a task ran on
+};
+
+void note_worker(shared_state& s) {
+  auto* pool = dynamic_cast<thread_pool*>(scheduler::current());
+  if (pool == nullptr)
+    fail("a task of the pool scenario ran outside the pool");
+  if (auto i = pool->worker_index())
+    s.workers_seen |= 1u << *i;
+}
+
+task<void> producer(sim::world& w, channel<std::uint64_t>& ch, std::uint64_t first, std::uint64_t n) {
+  for (std::uint64_t i = 0; i < n; ++i) {
+    if (w.random_below(4) == 0)
+      co_await yield();
+    if (w.random_below(8) == 0)
+      co_await sleep_for(std::chrono::microseconds(w.random_below(200)));
+    auto r = co_await ch.send(first + i);
+    if (!r)
+      fail("a send failed: " + r.err().message());
+  }
+}
+
+task<void> consumer(channel<std::uint64_t>& ch, shared_state& s) {
+  for (;;) {
+    auto v = co_await ch.receive();
+    if (!v)
+      break;  // closed and drained
+    note_worker(s);
+    const std::uint64_t x = *v;
+    auto g = co_await s.lock.lock();
+    if (!g)
+      fail("a lock failed: " + g.err().message());
+    const std::uint64_t before = s.guarded_sum;
+    co_await yield();  // hold the lock across a suspension: others must wait
+    if (s.guarded_sum != before)
+      fail("the mutex let another task in while held");
+    s.guarded_sum = before + x;
+  }
+}
+
+task<void> leaf(shared_state& s, std::uint64_t v) {
+  note_worker(s);
+  s.spawned_sum += v;
+  co_return;
+}
+
+/// A spawn storm from one task: most of it is stolen by the other workers.
+task<void> storm(shared_state& s, std::uint64_t n) {
+  std::vector<join_handle<void>> hs;
+  hs.reserve(n);
+  for (std::uint64_t i = 1; i <= n; ++i)
+    hs.push_back(spawn(leaf(s, i)));
+  for (auto& h : hs)
+    co_await h;
+}
+
+/// Bytes through a pipe: the reader and the writer are separate tasks, possibly on
+/// different workers (and rings).
+task<void> pipe_reader(int fd, std::size_t want, std::uint64_t* sum) {
+  std::byte buf[64];
+  std::size_t got = 0;
+  while (got < want) {
+    auto r = co_await read(fd, buf);
+    if (!r)
+      fail("a pipe read failed: " + r.err().message());
+    if (*r == 0)
+      fail("the pipe ended early");
+    for (std::size_t i = 0; i < *r; ++i)
+      *sum += static_cast<std::uint64_t>(buf[i]);
+    got += *r;
+  }
+}
+
+task<void> pipe_writer(sim::world& w, int fd, std::size_t n) {
+  std::size_t sent = 0;
+  while (sent < n) {
+    std::byte chunk[16];
+    const std::size_t k = std::min<std::size_t>(1 + w.random_below(sizeof chunk), n - sent);
+    for (std::size_t i = 0; i < k; ++i)
+      chunk[i] = static_cast<std::byte>((sent + i) & 0x7f);
+    auto r = co_await write(fd, std::span<const std::byte>(chunk, k));
+    if (!r)
+      fail("a pipe write failed: " + r.err().message());
+    sent += *r;
+    if (w.random_below(3) == 0)
+      co_await sleep_for(std::chrono::microseconds(w.random_below(100)));
+  }
+}
+
+}  // namespace
+
+task<void> pool_scenario(sim::world& w) {
+  shared_state s;
+  channel<std::uint64_t> ch(1 + w.random_below(4));
+  const unsigned producers = 1 + static_cast<unsigned>(w.random_below(3));
+  const unsigned consumers = 1 + static_cast<unsigned>(w.random_below(3));
+  const std::uint64_t per = 10 + w.random_below(30);
+  std::vector<join_handle<void>> prod, cons;
+  for (unsigned i = 0; i < consumers; ++i)
+    cons.push_back(spawn(consumer(ch, s)));
+  for (unsigned i = 0; i < producers; ++i)
+    prod.push_back(spawn(producer(w, ch, std::uint64_t(i) * 1000 + 1, per)));
+  const std::uint64_t storm_n = 50 + w.random_below(150);
+  auto st = spawn(storm(s, storm_n));
+
+  int p[2];
+  if (::pipe2(p, O_CLOEXEC | O_NONBLOCK) != 0)
+    fail("pipe2 failed");
+  const std::size_t pipe_bytes = 100 + w.random_below(400);
+  std::uint64_t pipe_sum = 0;
+  auto rd = spawn(pipe_reader(p[0], pipe_bytes, &pipe_sum));
+  auto wr = spawn(pipe_writer(w, p[1], pipe_bytes));
+
+  for (auto& h : prod)
+    co_await h;
+  ch.close();
+  for (auto& h : cons)
+    co_await h;
+  co_await st;
+  co_await wr;
+  co_await rd;
+  ::close(p[0]);
+  ::close(p[1]);
+
+  std::uint64_t want = 0;
+  for (unsigned i = 0; i < producers; ++i)
+    for (std::uint64_t k = 0; k < per; ++k)
+      want += std::uint64_t(i) * 1000 + 1 + k;
+  if (s.guarded_sum != want)
+    fail("consumers summed " + std::to_string(s.guarded_sum) + ", producers sent " + std::to_string(want));
+  if (s.spawned_sum != storm_n * (storm_n + 1) / 2)
+    fail("the spawn storm summed " + std::to_string(s.spawned_sum));
+  std::uint64_t pipe_want = 0;
+  for (std::size_t i = 0; i < pipe_bytes; ++i)
+    pipe_want += i & 0x7f;
+  if (pipe_sum != pipe_want)
+    fail("the pipe delivered a sum of " + std::to_string(pipe_sum) + ", " + std::to_string(pipe_want) + " written");
+  if (s.workers_seen == 0)
+    fail("no task saw its worker");
+}
+
+}  // namespace saturn::sim_scenarios
