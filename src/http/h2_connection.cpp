@@ -36,6 +36,8 @@
 #include "http/h2_session.hpp"
 #include "http/server_metrics.hpp"
 
+#include <algorithm>
+#include <cstring>
 #include <memory>
 #include <stop_token>
 
@@ -59,8 +61,30 @@ task<bool> wait_wake(event& wake) {
   co_return static_cast<bool>(w);
 }
 
+/// Hands `n` bytes in rx.buf (0: the end) to the connection task and waits until they were
+/// fed. False when the receive task must stop.
+task<bool> h2_hand_over(h2_rx& rx, detail::h2_session& s, std::size_t n) {
+  rx.n = n;
+  // ordering: release publishes buf and n to the connection task's acquire load.
+  rx.full.store(true, std::memory_order_release);
+  s.wake.set();
+  if (n == 0)
+    co_return false;
+  auto w = co_await rx.go.wait();
+  if (!w)
+    co_return false;
+  rx.go.reset();
+  co_return true;
+}
+
+/// `multishot`: the connection read its first bytes (the preface) through the stream's
+/// multishot receive, which stays armed: every later byte must come from it too. A recv of
+/// its own would race it for the socket's bytes, and what the multishot receive took (or
+/// had queued already) would never reach nghttp2 — frames cut apart (found by the
+/// simulator's h2 scenario: FRAME_SIZE_ERROR, and transfers stalled on a lost
+/// WINDOW_UPDATE).
 template <class Io>
-task<void> h2_receive(Io& io, h2_rx& rx, detail::h2_session& s) {
+task<void> h2_receive(Io& io, h2_rx& rx, detail::h2_session& s, bool multishot) {
   for (;;) {
     std::size_t n = 0;
     if constexpr (Io::tls) {
@@ -68,20 +92,31 @@ task<void> h2_receive(Io& io, h2_rx& rx, detail::h2_session& s) {
       auto ready = co_await std::move(wait);
       n = ready ? 1 : 0;
     } else {
+      if (multishot) {
+        auto rv = io.s.receive();
+        auto got = co_await rv;
+        if (!got || got->empty()) {
+          (void)co_await h2_hand_over(rx, s, 0);
+          co_return;
+        }
+        // The chunk stays valid until the next receive(): handed over a buffer at a time.
+        for (std::size_t at = 0; at < got->size();) {
+          const std::size_t k = std::min(rx.cap, got->size() - at);
+          std::memcpy(rx.buf.get(), got->data() + at, k);
+          at += k;
+          auto more = h2_hand_over(rx, s, k);
+          if (!co_await std::move(more))
+            co_return;
+        }
+        continue;
+      }
       auto rv = io.recv(std::span<std::byte>(rx.buf.get(), rx.cap));
       auto got = co_await rv;
       n = got ? *got : 0;
     }
-    rx.n = n;
-    // ordering: release publishes buf and n to the connection task's acquire load.
-    rx.full.store(true, std::memory_order_release);
-    s.wake.set();
-    if (n == 0)
+    auto more = h2_hand_over(rx, s, n);
+    if (!co_await std::move(more))
       co_return;
-    auto w = co_await rx.go.wait();
-    if (!w)
-      co_return;
-    rx.go.reset();
   }
 }
 
@@ -118,7 +153,7 @@ task<void> server::run_h2(Io& io, detail::conn_entry& entry, std::span<const std
   bool peer_gone = false, broken = false;
 
   auto body = [&](task_group& g) -> task<void> {
-    g.spawn(h2_receive(io, rx, sess));
+    g.spawn(h2_receive(io, rx, sess, !Io::tls && m_opts.multishot_receive));
     std::string out;
     bool stop_sent = false, cancelled = false;
     detail::conn_state shown = detail::conn_state::idle;
