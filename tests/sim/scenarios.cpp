@@ -162,6 +162,7 @@ const std::vector<scenario>& all() {
                      {op_kind::send, EPIPE, 0.01},      {op_kind::accept, ECONNABORTED, 0.05},
                      {op_kind::connect, ECONNREFUSED, 0.02}};
     v.push_back({"http-faults", http_faults_scenario, faulty});
+    v.push_back({"h2", h2_server_scenario, http});
     sim::options proc;
     proc.time_limit = std::chrono::seconds(60);
     v.push_back({"proc", proc_scenario, proc});
@@ -172,6 +173,7 @@ const std::vector<scenario>& all() {
     // On simulated thread_pools: the seed also picks which worker steps when.
     v.push_back({"pool", pool_scenario, {}, 3});
     v.push_back({"http-pool", http_server_scenario, http, 2});
+    v.push_back({"h2-pool", h2_server_scenario, http, 2});
     v.push_back({"proc-pool", proc_scenario, proc, 2});
     return v;
   }();

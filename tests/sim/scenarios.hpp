@@ -42,6 +42,11 @@ task<void> proc_scenario(sim::world& w);
 /// seed interleaves the workers. Every sum is checked.
 task<void> pool_scenario(sim::world& w);
 
+/// nghttp2 clients speaking h2c (prior knowledge) to the server: concurrent streams of
+/// GETs and uploads, small flow-control windows, slow readers, streams cancelled with
+/// RST_STREAM and connections reset; every answer checked, the server drained.
+task<void> h2_server_scenario(sim::world& w);
+
 /// Whole files written with fs::write_file (some with sync) under short writes and a
 /// disk too small for all of them, then a crash at a seed-chosen moment: a write that
 /// succeeded wrote everything, and one that succeeded with sync survives the crash.
