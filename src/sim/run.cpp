@@ -143,24 +143,28 @@ options minimize_faults(std::uint64_t seed, const options& opts, const program& 
   return best;
 }
 
-std::optional<outcome> explore(std::uint64_t first_seed, std::uint64_t count, const options& opts,
-                               const program& prog, const pool_options& popts) {
+namespace {
+/// Seeds first_seed.. in turn on the runtime or pool `how` names; the first failure.
+template <class How>
+std::optional<outcome> explore_on(std::uint64_t first_seed, std::uint64_t count, const options& opts,
+                                  const program& prog, const How& how) {
   for (std::uint64_t i = 0; i < count; ++i) {
-    outcome o = run(first_seed + i, opts, prog, popts);
+    outcome o = run(first_seed + i, opts, prog, how);
     if (!o.ok)
       return o;
   }
   return std::nullopt;
 }
+}  // namespace
+
+std::optional<outcome> explore(std::uint64_t first_seed, std::uint64_t count, const options& opts,
+                               const program& prog, const pool_options& popts) {
+  return explore_on(first_seed, count, opts, prog, popts);
+}
 
 std::optional<outcome> explore(std::uint64_t first_seed, std::uint64_t count, const options& opts,
                                const program& prog, const runtime_options& ropts) {
-  for (std::uint64_t i = 0; i < count; ++i) {
-    outcome o = run(first_seed + i, opts, prog, ropts);
-    if (!o.ok)
-      return o;
-  }
-  return std::nullopt;
+  return explore_on(first_seed, count, opts, prog, ropts);
 }
 
 }  // namespace saturn::sim
