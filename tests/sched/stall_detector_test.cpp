@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <ctime>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -23,6 +24,23 @@ saturn::task<int> hog(std::chrono::milliseconds how_long) {
   const auto until = std::chrono::steady_clock::now() + how_long;
   while (std::chrono::steady_clock::now() < until) {
   }
+  co_return 1;
+}
+
+/// A busy loop until the calling thread has used `cpu` of CPU time (not wall time: on a
+/// loaded machine the worker gets a fraction of a CPU, and the detector counts only the
+/// time it ran); `*wall` gets how long that took.
+saturn::task<int> hog_cpu(std::chrono::milliseconds cpu, std::chrono::nanoseconds* wall) {
+  const auto t0 = std::chrono::steady_clock::now();
+  auto thread_cpu = [] {
+    timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return std::chrono::seconds(ts.tv_sec) + std::chrono::nanoseconds(ts.tv_nsec);
+  };
+  const auto until = thread_cpu() + cpu;
+  while (thread_cpu() < until) {
+  }
+  *wall = std::chrono::steady_clock::now() - t0;
   co_return 1;
 }
 
@@ -71,8 +89,9 @@ TEST(stall_detector, reports_a_blocked_worker_once) {
                                           .count()));
                                 }});
     saturn::thread_pool pool(saturn::pool_options{.threads = 2, .mode = mode});
+    std::chrono::nanoseconds wall{0};
     const unsigned line = __LINE__ + 1;
-    auto h = pool.spawn(hog(std::chrono::milliseconds(300)));
+    auto h = pool.spawn(hog_cpu(std::chrono::milliseconds(300), &wall));
     EXPECT_EQ(pool.block_on(join_int(std::move(h))), 1);
     std::this_thread::sleep_for(std::chrono::milliseconds(30));
     std::lock_guard lock(c.m);
@@ -80,7 +99,7 @@ TEST(stall_detector, reports_a_blocked_worker_once) {
     const saturn::stall_report& r = c.reports[0];
     EXPECT_LT(r.worker, 2u);
     EXPECT_GE(r.held_ns, 50'000'000u);
-    EXPECT_LT(r.held_ns, 300'000'000u);  // reported while it ran, not after
+    EXPECT_LT(r.held_ns, std::uint64_t(wall.count()));  // reported while it ran, not after
     ASSERT_TRUE(r.has_site) << saturn::describe(r);
     EXPECT_EQ(r.site.line(), line);
     EXPECT_NE(r.task, nullptr);
@@ -113,16 +132,19 @@ TEST(stall_detector, never_reports_a_task_that_suspends) {
     const int y = co_await std::move(b);
     co_return x + y;
   };
-  EXPECT_GT(pool.block_on(both()), 100);
+  // Each yields once a millisecond of its 300 ms (far fewer slices when the machine is
+  // loaded and the workers get a fraction of a CPU).
+  EXPECT_GT(pool.block_on(both()), 10);
   std::this_thread::sleep_for(std::chrono::milliseconds(30));
   EXPECT_EQ(reports.load(), 0);
   EXPECT_EQ(det.reported(), 0u);
 }
 
 TEST(stall_detector, detects_within_the_period_of_the_threshold) {
-  // A 50 ms busy loop with a 10 ms threshold: reported by 10 ms + one period (2.5 ms)
-  // after it began, give or take scheduling; checked loosely (20 ms) on a shared machine.
-  // Time the worker was preempted is not counted, so it is taken off here too.
+  // A busy loop of 100 ms of CPU with a 10 ms threshold: reported by 10 ms + one period
+  // (2.5 ms) of its running time after it began, give or take scheduling; checked loosely
+  // (30 ms) on a shared machine, where the watchdog itself waits for a CPU. Time the
+  // worker was preempted is not counted, so it is taken off here too.
   std::mutex m;
   std::vector<std::uint64_t> held;
   saturn::stall_detector det({.threshold = std::chrono::milliseconds(10), .on_stall = [&](const saturn::stall_report& r) {
@@ -130,11 +152,12 @@ TEST(stall_detector, detects_within_the_period_of_the_threshold) {
                                 held.push_back(r.held_ns - std::min(r.held_ns, r.preempted_ns));
                               }});
   saturn::thread_pool pool(saturn::pool_options{.threads = 1, .mode = saturn::pool_mode::cpu_bound});
-  EXPECT_EQ(pool.block_on(hog(std::chrono::milliseconds(50))), 1);
+  std::chrono::nanoseconds wall{0};
+  EXPECT_EQ(pool.block_on(hog_cpu(std::chrono::milliseconds(100), &wall)), 1);
   std::lock_guard lock(m);
   ASSERT_EQ(held.size(), 1u);
   EXPECT_GE(held[0], 10'000'000u);
-  EXPECT_LT(held[0], 30'000'000u);
+  EXPECT_LT(held[0], 40'000'000u);
 }
 
 /// A busy loop of `how_long` on a worker pinned to CPU 0, with `spinners` threads
