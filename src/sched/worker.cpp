@@ -186,8 +186,14 @@ void end_search(pool_impl& p, worker& w) noexcept {
   if (!w.searching)
     return;
   w.searching = false;
-  // The last searcher found work: wake another so the search continues (chained wakes).
-  if (p.num_searching.fetch_sub(1, std::memory_order_seq_cst) == 1)
+  // The last searcher found work: wake another so the search continues (chained wakes),
+  // but only when there is work another worker could take. What a worker finds in its own
+  // loop (an I/O completion kept here by pin_io_wakeups) is not stealable: waking a
+  // sleeper for it had that sleeper spin on an empty pool once per completion (a client
+  // waiting on one socket paid a wake-up and a spin per round trip).
+  // ordering: the seq_cst decrement before re-reading the queues pairs with the fence of
+  // a producer that skipped its notify because we were searching (as in park()).
+  if (p.num_searching.fetch_sub(1, std::memory_order_seq_cst) == 1 && p.has_visible_work())
     p.notify_one();
 }
 
