@@ -88,6 +88,7 @@ struct worker {
   std::uint32_t tick = 0;
   unsigned lifo_streak = 0;
   std::int64_t spin_budget_ns = 0;  // owner only: io mode's adaptive idle spin (adapt_spin)
+  std::int64_t spell_avg_ns = 0;    // owner only: running average of idle spells (adapt_spin)
   /// Owner only: CLOCK_MONOTONIC_COARSE as of the last look (every k_event_interval tasks
   /// and after a park): the start time a task dump shows, without a clock read per spawn.
   std::int64_t coarse_now_ns = 0;

@@ -35,15 +35,22 @@ void refresh_coarse_clock(worker& w) noexcept {
   w.coarse_now_ns = std::int64_t(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
 }
 
-/// io mode: the next idle search's spin from how long the last idle spell lasted (idle
-/// until work was found, parked time included). A spell shorter than the cap would have
-/// been caught by spinning, which costs less than a park and wake-up (a 20-50 us IPI on
-/// this VM) and answers sooner: spin about that long next time. A longer spell means
-/// spinning only burns a CPU that the producer of the work may need (a load generator
-/// sharing the machine): halve the spin, down to a single look.
+/// io mode: the next idle search's spin, from a running average of the idle spells (idle
+/// until work was found, parked time included; a spell longer than twice the cap counts
+/// as twice the cap, one in which the spinner was preempted as the cap). A spin that
+/// catches its work costs the spell's whole length in CPU to save one park and wake-up (a
+/// few us of CPU, and a 20-50 us IPI on this VM): worth it while spells are short, so the
+/// worker spins, about 1.5x the average, only while the average is at most half the cap.
+/// Longer spells (a client waiting for a database's answer: 40-70 us here) are better
+/// slept through, and spinning through them burns a CPU the producer of the work may need
+/// (the database, a load generator): halve the spin, down to a single look. The average
+/// moves a quarter of the way per spell, so one short spell among long ones does not
+/// bring the whole spin back (it did when the last spell alone decided).
 void adapt_spin(worker& w, std::int64_t spell_ns, std::int64_t cap_ns) noexcept {
-  if (spell_ns <= cap_ns) {
-    const std::int64_t want = spell_ns + spell_ns / 2 + 2000;
+  const std::int64_t clamped = spell_ns < 2 * cap_ns ? spell_ns : 2 * cap_ns;
+  w.spell_avg_ns += (clamped - w.spell_avg_ns) / 4;
+  if (w.spell_avg_ns <= cap_ns / 2) {
+    const std::int64_t want = w.spell_avg_ns + w.spell_avg_ns / 2 + 2000;
     w.spin_budget_ns = want < cap_ns ? want : cap_ns;
   } else {
     w.spin_budget_ns /= 2;
@@ -187,8 +194,14 @@ void end_search(pool_impl& p, worker& w) noexcept {
   if (!w.searching)
     return;
   w.searching = false;
-  // The last searcher found work: wake another so the search continues (chained wakes).
-  if (p.num_searching.fetch_sub(1, std::memory_order_seq_cst) == 1)
+  // The last searcher found work: wake another so the search continues (chained wakes),
+  // but only when there is work another worker could take. What a worker finds in its own
+  // loop (an I/O completion kept here by pin_io_wakeups) is not stealable: waking a
+  // sleeper for it had that sleeper spin on an empty pool once per completion (a client
+  // waiting on one socket paid a wake-up and a spin per round trip).
+  // ordering: the seq_cst decrement before re-reading the queues pairs with the fence of
+  // a producer that skipped its notify because we were searching (as in park()).
+  if (p.num_searching.fetch_sub(1, std::memory_order_seq_cst) == 1 && p.has_visible_work())
     p.notify_one();
 }
 
@@ -470,6 +483,14 @@ void pool_impl::worker_main(worker& w) {
       w.searching = false;
       if (num_searching.fetch_sub(1, std::memory_order_seq_cst) == 1 && has_visible_work())
         notify_one();
+    }
+    // A second spin without work since the last park (woken, searched, found nothing: a
+    // wake-up for work another worker took, or for none) was wasted: halve the next one.
+    // Only work found ends a spell and feeds the average.
+    if (idle_since != 0 && w.spin_budget_ns != 0) {
+      w.spin_budget_ns /= 2;
+      if (w.spin_budget_ns < 1000)
+        w.spin_budget_ns = 0;
     }
     idle_since = contended ? 0 : idle_start;
     if (contended)

@@ -250,6 +250,49 @@ TEST(pg_connection, pipeline_sends_everything_before_reading) {
   }());
 }
 
+// A pipeline over TCP in which most queries are never sent (their Parse failed) and the
+// rest get the smallest answers (no rows): every query gets its answer, in order, and a
+// pipeline that waited for bytes that never come would fail at the deadline.
+TEST(pg_connection, pipeline_over_tcp_with_unsent_requests_and_tiny_answers_completes) {
+  PG_REQUIRE_CLUSTER();
+  rt().block_on([]() -> task<> {
+    auto c = co_await pg::connection::connect(pg_test::cluster::get().tcp("app"));
+    EXPECT_TRUE(c) << c.err().what();
+    if (!c)
+      co_return;
+    std::vector<pg::statement> qs;
+    for (int i = 0; i < 4300; ++i) {
+      pg::statement s;
+      if (i < 4000) {
+        s.sql = "SELEC 1";  // fails at Parse: nothing is sent for it
+      } else {
+        s.sql = "SELECT id FROM items WHERE id = $1";  // no such id: no rows
+        s.args.add(std::int32_t{-i});
+      }
+      qs.push_back(std::move(s));
+    }
+    auto r = co_await saturn::with_timeout(20s, c->pipeline(std::move(qs)));
+    EXPECT_TRUE(r) << "the pipeline did not finish in 20 s";
+    if (!r)
+      co_return;
+    EXPECT_TRUE(*r) << r->err().what();
+    if (!*r)
+      co_return;
+    EXPECT_EQ((*r)->size(), 4300u);
+    std::size_t parse_errors = 0, empty = 0;
+    for (const auto& one : **r) {
+      if (!one && one.err().sqlstate == "42601")
+        ++parse_errors;
+      else if (one && one->size() == 0)
+        ++empty;
+    }
+    EXPECT_EQ(parse_errors, 4000u);
+    EXPECT_EQ(empty, 300u);
+    auto after = co_await c->query("SELECT 1");
+    EXPECT_TRUE(after) << after.err().what();
+  }());
+}
+
 // Statements that fail to prepare (a syntax error), repeated, among new and cached ones:
 // each failing query gets the server's error, every other its answer, in order, and a
 // second pipeline reuses the statements the first prepared.

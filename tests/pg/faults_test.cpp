@@ -55,6 +55,42 @@ TEST(pg_faults, deadline_cancels_the_query_on_the_server) {
   }());
 }
 
+// A deadline in the middle of a pipeline over TCP, with requests queued behind the
+// running statement: that statement is cancelled on the server, the pipeline reads every
+// other answer and ends within bounds, and the connection is usable and in sync.
+TEST(pg_faults, deadline_cancels_a_pipeline_over_tcp) {
+  PG_REQUIRE_CLUSTER();
+  rt().block_on([]() -> task<> {
+    auto c = co_await pg::connection::connect(pg_test::cluster::get().tcp("app"));
+    EXPECT_TRUE(c) << c.err().what();
+    if (!c)
+      co_return;
+    std::vector<pg::statement> qs;
+    for (int i = 0; i < 6001; ++i) {
+      pg::statement s;
+      if (i == 3000) {
+        s.sql = "SELECT pg_sleep(10)";
+      } else {
+        s.sql = "SELECT price FROM items WHERE id = $1";
+        s.args.add(std::int32_t{1 + i});
+      }
+      qs.push_back(std::move(s));
+    }
+    const auto t0 = std::chrono::steady_clock::now();
+    auto r = co_await saturn::with_timeout(300ms, c->pipeline(std::move(qs)));
+    const auto took = std::chrono::steady_clock::now() - t0;
+    EXPECT_FALSE(r);
+    EXPECT_LT(took, 5s);
+    EXPECT_EQ(running_sleeps(), 0);
+    EXPECT_FALSE(c->is_broken());
+    auto ok = co_await c->query("SELECT $1::int + 1", 1);
+    EXPECT_TRUE(ok) << ok.err().what();
+    if (ok) {
+      EXPECT_EQ((*ok)[0].get<int>(0).value(), 2);
+    }
+  }());
+}
+
 TEST(pg_faults, server_killed_mid_query_then_the_pool_recovers) {
   PG_REQUIRE_CLUSTER();
   auto& cl = pg_test::cluster::get();
