@@ -6,6 +6,8 @@
 #include <string>
 #include <utility>
 
+#include "loop/current_loop.hpp"
+
 namespace saturn {
 namespace {
 thread_local scheduler* t_current_scheduler = nullptr;
@@ -74,6 +76,18 @@ void runtime::spawn_on(unsigned worker, runnable* r) {
 }
 
 void runtime::run_until(const std::coroutine_handle<>& h) {
+  // Two runtimes alive on one thread (each became current when it was made) may take
+  // turns: while this one runs it is the thread's current scheduler and loop, or its
+  // tasks' awaitables would submit to the other's ring and this loop would sleep forever
+  // (two test files' static runtimes in one test binary did exactly that).
+  struct current_guard {
+    scheduler* sched;
+    event_loop* loop;
+    ~current_guard() {
+      set_current(sched);
+      detail::exchange_current_loop(loop);
+    }
+  } current{set_current(this), detail::exchange_current_loop(&m_loop)};
   m_loop.add_keep_alive();
   struct release {
     event_loop& l;

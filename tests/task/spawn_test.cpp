@@ -381,3 +381,27 @@ TEST(task_spawn, spawn_under_a_cancellable_context) {
   }(p.r, &rt));
   EXPECT_EQ(rt.live_tasks(), 0u);
 }
+
+namespace {
+
+saturn::task<int> sleep_then(int v) {
+  co_await saturn::sleep_for(std::chrono::milliseconds(1));
+  auto r = co_await saturn::nop();
+  EXPECT_TRUE(r.has_value());
+  co_return v;
+}
+
+// Two runtimes alive on one thread, used in turns (two test files' static runtimes in one
+// binary): each block_on runs with its own loop current. Before, the second one made
+// stayed current, the first one's tasks submitted to its ring, and block_on slept forever.
+TEST(runtime_turns, two_live_runtimes_on_one_thread_take_turns) {
+  saturn::runtime a;
+  saturn::runtime b;
+  for (int round = 0; round < 3; ++round) {
+    EXPECT_EQ(a.block_on(sleep_then(1)), 1);
+    EXPECT_EQ(b.block_on(sleep_then(2)), 2);
+  }
+  EXPECT_EQ(saturn::scheduler::current(), &b) << "the last one made is current again between runs";
+}
+
+}  // namespace
