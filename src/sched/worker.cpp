@@ -393,6 +393,14 @@ void pool_impl::worker_main(worker& w) {
       run_one(w, r);
       continue;
     }
+    if (idle_since != 0) {
+      // Back from a park with nothing to run: a wake-up for a task another worker took
+      // first, or a completion no task waits on. The spell goes on, and spinning the
+      // whole budget again catches no more than the last spin did: halve it (it used to
+      // be kept, and a worker woken for nothing spun it in full each time).
+      adapt_spin(w, spin_ns + 1, spin_ns);
+      idle_since = 0;
+    }
     // Idle: search for a while (PAUSE between rounds), then park. Only searchers spin (at
     // most half the workers): the others park at once and leave the CPU to whoever
     // produces the work.
