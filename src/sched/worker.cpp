@@ -434,6 +434,14 @@ void pool_impl::worker_main(worker& w) {
       run_one(w, r);
       continue;
     }
+    if (idle_since != 0) {
+      // Back from a park with nothing to run: a wake-up for a task another worker took
+      // first, or a completion no task waits on. The spell goes on, and spinning the
+      // whole budget again catches no more than the last spin did: halve it (it used to
+      // be kept, and a worker woken for nothing spun it in full each time).
+      adapt_spin(w, spin_ns + 1, spin_ns);
+      idle_since = 0;
+    }
     // Idle: search for a while (PAUSE between rounds), then park. Only searchers spin (at
     // most half the workers): the others park at once and leave the CPU to whoever
     // produces the work.
@@ -452,14 +460,20 @@ void pool_impl::worker_main(worker& w) {
       } else if (w.inbox.maybe_nonempty()) {
         r = w.pop_pinned();  // placed here by another thread (spawn_on)
       }
+      // A zero spin: one look round, then park (no minimum spin).
+      const bool last = spin == 0 || (w.loop && !w.searching) || ((round & 15) == 15 && mono_ns() >= until);
+      // Another worker's LIFO slot is left to its owner in the first round (its newest
+      // spawn, hot in that cache), but the last look before parking takes it: park()
+      // counts it as visible work and refuses to sleep, so a worker that never took it
+      // looped search-park-search until the owner got to it (a whole TLS handshake on a
+      // busy owner, and on a loaded machine the looper took the owner's CPU).
       if (r == nullptr)
-        r = find_work(*this, w, round > 0);
+        r = find_work(*this, w, round > 0 || last);
       if (r != nullptr) {
         found = true;
         break;
       }
-      // A zero spin: one look round, then park (no minimum spin).
-      if (spin == 0 || (w.loop && !w.searching) || ((round & 15) == 15 && mono_ns() >= until))
+      if (last)
         break;
     }
     // The kernel took the CPU from the spinning worker: another thread needed it (the

@@ -119,6 +119,41 @@ TEST_P(pool_fairness, wakeups_after_parking_are_not_lost) {
   }
 }
 
+task<void> mark_ran(std::atomic<bool>* ran) {
+  ran->store(true, std::memory_order_release);
+  co_return;
+}
+
+/// Spawns a task (into this worker's LIFO slot) and then keeps the worker busy, never
+/// suspending, until another worker has run it: false if none did within the deadline.
+task<bool> hold_lifo_while_busy(thread_pool* pool, std::atomic<bool>* ran) {
+  (void)pool->spawn(mark_ran(ran));
+  const auto deadline = saturn::clock::now() + 10s * k_slow;
+  while (!ran->load(std::memory_order_acquire))
+    if (saturn::clock::now() > deadline)
+      co_return false;
+  co_return true;
+}
+
+// A task waiting in the LIFO slot of a worker that is busy with a long task (a TLS
+// handshake) is taken by an idle worker even with no idle spin: the last look before
+// parking steals LIFO slots too. Before, only spinning rounds after the first did, so with
+// a zero (or decayed) spin the idle worker never took it, and since park() counts it as
+// visible work it did not sleep either: it looped search-park-search until the busy
+// worker got to the task itself.
+TEST_P(pool_fairness, an_idle_worker_takes_a_busy_workers_lifo_task_without_spinning) {
+  if (GetParam().threads < 2)
+    GTEST_SKIP() << "needs a second worker";
+  pool_options o = options_for(GetParam());
+  o.spin_before_park_us = 0;
+  thread_pool pool(o);
+  for (int i = 0; i < 20; ++i) {
+    std::atomic<bool> ran{false};
+    ASSERT_TRUE(pool.block_on(hold_lifo_while_busy(&pool, &ran)))
+        << "round " << i << ": the spawned task stayed in the busy worker's LIFO slot";
+  }
+}
+
 double process_cpu_ms() {
   timespec ts;
   clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
