@@ -9,6 +9,8 @@
 
 #include <chrono>
 #include <cstdint>
+#include <exception>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -22,7 +24,12 @@ using namespace std::chrono_literals;
 
 [[noreturn]] void fail(const std::string& what) { throw std::runtime_error(what); }
 
+/// Shared by every task through a shared_ptr: after a failure, or a deadlock that tears
+/// the pool down, the tasks are destroyed in an order nobody chose, and one destroyed
+/// after the scenario's own frame must still find the mutex and channel it points into.
 struct shared_state {
+  explicit shared_state(std::size_t capacity) : ch(capacity) {}
+  channel<std::uint64_t> ch;
   mutex lock;
   std::uint64_t guarded_sum = 0;  // under `lock`
   std::uint64_t spawned_sum = 0;  // only one step runs at a time: plain adds
@@ -37,7 +44,8 @@ void note_worker(shared_state& s) {
     s.workers_seen |= 1u << *i;
 }
 
-task<void> producer(sim::world& w, channel<std::uint64_t>& ch, std::uint64_t first, std::uint64_t n) {
+task<void> producer(sim::world& w, std::shared_ptr<shared_state> st, std::uint64_t first, std::uint64_t n) {
+  channel<std::uint64_t>& ch = st->ch;
   for (std::uint64_t i = 0; i < n; ++i) {
     if (w.random_below(4) == 0)
       co_await yield();
@@ -49,7 +57,9 @@ task<void> producer(sim::world& w, channel<std::uint64_t>& ch, std::uint64_t fir
   }
 }
 
-task<void> consumer(channel<std::uint64_t>& ch, shared_state& s) {
+task<void> consumer(std::shared_ptr<shared_state> st) {
+  shared_state& s = *st;
+  channel<std::uint64_t>& ch = s.ch;
   for (;;) {
     auto v = co_await ch.receive();
     if (!v)
@@ -67,25 +77,25 @@ task<void> consumer(channel<std::uint64_t>& ch, shared_state& s) {
   }
 }
 
-task<void> leaf(shared_state& s, std::uint64_t v) {
-  note_worker(s);
-  s.spawned_sum += v;
+task<void> leaf(std::shared_ptr<shared_state> st, std::uint64_t v) {
+  note_worker(*st);
+  st->spawned_sum += v;
   co_return;
 }
 
 /// A spawn storm from one task: most of it is stolen by the other workers.
-task<void> storm(shared_state& s, std::uint64_t n) {
+task<void> storm(std::shared_ptr<shared_state> st, std::uint64_t n) {
   std::vector<join_handle<void>> hs;
   hs.reserve(n);
   for (std::uint64_t i = 1; i <= n; ++i)
-    hs.push_back(spawn(leaf(s, i)));
+    hs.push_back(spawn(leaf(st, i)));
   for (auto& h : hs)
     co_await h;
 }
 
 /// Bytes through a pipe: the reader and the writer are separate tasks, possibly on
 /// different workers (and rings).
-task<void> pipe_reader(int fd, std::size_t want, std::uint64_t* sum) {
+task<void> pipe_reader(int fd, std::size_t want, std::shared_ptr<std::uint64_t> sum) {
   std::byte buf[64];
   std::size_t got = 0;
   while (got < want) {
@@ -118,38 +128,50 @@ task<void> pipe_writer(sim::world& w, int fd, std::size_t n) {
 
 }  // namespace
 
+/// Awaits every handle (so no task outlives what the scenario's frame holds for it) and
+/// rethrows the first failure after the last one ended.
+task<void> join_all(std::vector<join_handle<void>>& hs, std::exception_ptr& first) {
+  for (auto& h : hs) {
+    try {
+      co_await h;
+    } catch (...) {
+      if (!first)
+        first = std::current_exception();
+    }
+  }
+  hs.clear();
+}
+
 task<void> pool_scenario(sim::world& w) {
-  shared_state s;
-  channel<std::uint64_t> ch(1 + w.random_below(4));
+  auto st = std::make_shared<shared_state>(1 + w.random_below(4));
+  shared_state& s = *st;
   const unsigned producers = 1 + static_cast<unsigned>(w.random_below(3));
   const unsigned consumers = 1 + static_cast<unsigned>(w.random_below(3));
   const std::uint64_t per = 10 + w.random_below(30);
-  std::vector<join_handle<void>> prod, cons;
+  std::vector<join_handle<void>> prod, rest;
   for (unsigned i = 0; i < consumers; ++i)
-    cons.push_back(spawn(consumer(ch, s)));
+    rest.push_back(spawn(consumer(st)));
   for (unsigned i = 0; i < producers; ++i)
-    prod.push_back(spawn(producer(w, ch, std::uint64_t(i) * 1000 + 1, per)));
+    prod.push_back(spawn(producer(w, st, std::uint64_t(i) * 1000 + 1, per)));
   const std::uint64_t storm_n = 50 + w.random_below(150);
-  auto st = spawn(storm(s, storm_n));
+  rest.push_back(spawn(storm(st, storm_n)));
 
   int p[2];
   if (::pipe2(p, O_CLOEXEC | O_NONBLOCK) != 0)
     fail("pipe2 failed");
   const std::size_t pipe_bytes = 100 + w.random_below(400);
-  std::uint64_t pipe_sum = 0;
-  auto rd = spawn(pipe_reader(p[0], pipe_bytes, &pipe_sum));
-  auto wr = spawn(pipe_writer(w, p[1], pipe_bytes));
+  auto pipe_sum = std::make_shared<std::uint64_t>(0);
+  rest.push_back(spawn(pipe_reader(p[0], pipe_bytes, pipe_sum)));
+  rest.push_back(spawn(pipe_writer(w, p[1], pipe_bytes)));
 
-  for (auto& h : prod)
-    co_await h;
-  ch.close();
-  for (auto& h : cons)
-    co_await h;
-  co_await st;
-  co_await wr;
-  co_await rd;
+  std::exception_ptr first;
+  co_await join_all(prod, first);
+  s.ch.close();  // the consumers drain what is queued, then end
+  co_await join_all(rest, first);
   ::close(p[0]);
   ::close(p[1]);
+  if (first)
+    std::rethrow_exception(first);
 
   std::uint64_t want = 0;
   for (unsigned i = 0; i < producers; ++i)
@@ -162,8 +184,8 @@ task<void> pool_scenario(sim::world& w) {
   std::uint64_t pipe_want = 0;
   for (std::size_t i = 0; i < pipe_bytes; ++i)
     pipe_want += i & 0x7f;
-  if (pipe_sum != pipe_want)
-    fail("the pipe delivered a sum of " + std::to_string(pipe_sum) + ", " + std::to_string(pipe_want) + " written");
+  if (*pipe_sum != pipe_want)
+    fail("the pipe delivered a sum of " + std::to_string(*pipe_sum) + ", " + std::to_string(pipe_want) + " written");
   if (s.workers_seen == 0)
     fail("no task saw its worker");
 }
