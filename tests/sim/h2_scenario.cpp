@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/http_harness.hpp"
 #include "sim/scenarios.hpp"
 
 namespace saturn::sim_scenarios {
@@ -27,13 +28,6 @@ namespace {
 using namespace std::chrono_literals;
 
 [[noreturn]] void fail(const std::string& what) { throw std::runtime_error("h2 scenario: " + what); }
-
-std::string body_of(std::size_t n) {
-  std::string b(n, 'a');
-  for (std::size_t i = 0; i < n; ++i)
-    b[i] = static_cast<char>('a' + (i * 7 + n) % 26);
-  return b;
-}
 
 struct h2_stream {
   std::string expect;  // the body the answer must carry
@@ -243,46 +237,16 @@ task<void> h2_client_run(sim::world& w, std::uint16_t port) {
 }  // namespace
 
 task<void> h2_server_scenario(sim::world& w) {
-  http::router routes;
-  routes.get("/data", [](const http::request& req) -> task<http::response> {
-    const int n = req.query().get_or<int>("n", 0);
-    co_return http::response::text(body_of(static_cast<std::size_t>(n)));
-  });
-  routes.post("/upload", [](const http::request& req) -> task<http::response> {
-    co_return http::response::text(std::to_string(req.body().view().size()));
-  });
-  http::server_options so;
-  so.header_timeout = 200ms;
-  so.idle_timeout = 300ms;
-  so.send_timeout = 100ms;
-  so.multishot_receive = w.random_below(2) == 0;
-  http::server srv(routes, so);
-  auto l = net::tcp_listener::bind(net::address::loopback_v4(0));
-  if (!l)
-    fail("bind: " + l.err().message());
-  const std::uint16_t port = l->local_address()->port();
-  auto served = spawn(srv.serve(*l));
-  std::vector<join_handle<void>> clients;
-  const int n = 1 + static_cast<int>(w.random_below(4));
-  for (int i = 0; i < n; ++i)
-    clients.push_back(spawn(h2_client_run(w, port)));
-  std::exception_ptr first;
-  for (auto& c : clients) {
-    try {
-      co_await c;
-    } catch (...) {
-      if (!first)
-        first = std::current_exception();
-    }
-  }
-  srv.stop();
-  auto r = co_await served;
-  if (first)
-    std::rethrow_exception(first);
-  if (!r)
-    fail("serve: " + r.err().message());
-  if (srv.connections() != 0)
-    fail(std::to_string(srv.connections()) + " connection(s) left after serve() returned");
+  return serve_scenario(
+      w,
+      [&w](std::uint16_t port) {
+        std::vector<join_handle<void>> clients;
+        const int n = 1 + static_cast<int>(w.random_below(4));
+        for (int i = 0; i < n; ++i)
+          clients.push_back(spawn(h2_client_run(w, port)));
+        return clients;
+      },
+      "h2 scenario");
 }
 
 }  // namespace saturn::sim_scenarios

@@ -1,4 +1,5 @@
 // The HTTP/1.1 server scenario (scenarios.hpp).
+#include "sim/http_harness.hpp"
 #include "sim/scenarios.hpp"
 
 #include <saturn/http.hpp>
@@ -36,13 +37,6 @@ bool lost(const std::string& what) {
   if (!g_tolerant)
     fail(what);
   return true;
-}
-
-std::string body_of(std::size_t n) {
-  std::string b(n, 'a');
-  for (std::size_t i = 0; i < n; ++i)
-    b[i] = static_cast<char>('a' + (i * 7 + n) % 26);
-  return b;
 }
 
 /// Reads one response from `c` (status and body by Content-Length) into `status`/`body`,
@@ -211,56 +205,23 @@ namespace {
 task<void> http_run(sim::world& w, bool tolerant, bool bulk) {
   g_tolerant = tolerant;
   g_bulk = bulk;
-  http::router routes;
-  routes.get("/data", [](const http::request& req) -> task<http::response> {
-    const int n = req.query().get_or<int>("n", 0);
-    co_return http::response::text(body_of(static_cast<std::size_t>(n)));
-  });
-  routes.post("/upload", [](const http::request& req) -> task<http::response> {
-    co_return http::response::text(std::to_string(req.body().view().size()));
-  });
-  http::server_options so;
-  so.header_timeout = 200ms;
-  so.idle_timeout = 300ms;
-  so.send_timeout = 100ms;
-  so.multishot_receive = w.random_below(2) == 0;  // both receive paths
-  http::server srv(routes, so);
-  auto l = net::tcp_listener::bind(net::address::loopback_v4(0));
-  if (!l)
-    fail("bind: " + l.err().message());
-  const std::uint16_t port = l->local_address()->port();
-  auto served = spawn(srv.serve(*l));
-
-  std::vector<join_handle<void>> clients;
-  const int n = 2 + static_cast<int>(w.random_below(6));
-  for (int i = 0; i < n; ++i) {
-    switch (w.random_below(6)) {
-      case 0: case 1: clients.push_back(spawn(pipelining_client(w, port, i))); break;
-      case 2: clients.push_back(spawn(upload_client(w, port))); break;
-      case 3: clients.push_back(spawn(reset_client(w, port))); break;
-      case 4: clients.push_back(spawn(silent_client(port, so.header_timeout))); break;
-      default: clients.push_back(spawn(slow_reader(w, port)));
-    }
-  }
-  // Every client is awaited and the server stopped and drained before a failure is
-  // rethrown: the connections' tasks use `srv`, which lives in this frame.
-  std::exception_ptr first;
-  for (auto& c : clients) {
-    try {
-      co_await c;
-    } catch (...) {
-      if (!first)
-        first = std::current_exception();
-    }
-  }
-  srv.stop();
-  auto r = co_await served;
-  if (first)
-    std::rethrow_exception(first);
-  if (!r)
-    fail("serve: " + r.err().message());
-  if (srv.connections() != 0)
-    fail(std::to_string(srv.connections()) + " connection(s) left after serve() returned");
+  return serve_scenario(
+      w,
+      [&w](std::uint16_t port) {
+        std::vector<join_handle<void>> clients;
+        const int n = 2 + static_cast<int>(w.random_below(6));
+        for (int i = 0; i < n; ++i) {
+          switch (w.random_below(6)) {
+            case 0: case 1: clients.push_back(spawn(pipelining_client(w, port, i))); break;
+            case 2: clients.push_back(spawn(upload_client(w, port))); break;
+            case 3: clients.push_back(spawn(reset_client(w, port))); break;
+            case 4: clients.push_back(spawn(silent_client(port, 200ms))); break;
+            default: clients.push_back(spawn(slow_reader(w, port)));
+          }
+        }
+        return clients;
+      },
+      "http scenario");
 }
 
 }  // namespace
