@@ -129,6 +129,20 @@ void sim_drive_until(bool (*done)(void*), void* ctx) {
     }
     if (done(ctx))
       return;
+    // A ring may hold a completion its loop's non-blocking turns do not collect (one no
+    // operation in flight waits for: a cancel's, the wake read's); a worker thread would
+    // collect it in its next park. Here: a blocking turn of that loop, which returns at
+    // once since the completion is there.
+    bool reaped = false;
+    for (worker* w : all) {
+      if (w->loop && ring::sim_ring_has_completion(w->loop->ring_fd())) {
+        as_worker as(*w);
+        w->loop->run_once(true);
+        reaped = true;
+      }
+    }
+    if (reaped)
+      continue;
     // Nothing can run: the next completion of any ring, or the nearest timer.
     std::int64_t deadline = INT64_MAX;
     for (worker* w : all)

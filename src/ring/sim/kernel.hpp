@@ -206,6 +206,8 @@ class sim_ring {
   /// A CQE into the CQ (or the overflow list when it is full).
   void post(std::uint64_t user_data, int res, unsigned flags);
   unsigned cq_ready() const noexcept;
+  /// A CQE is in the CQ or waits in the overflow list.
+  bool has_completion() const noexcept { return cq_ready() != 0 || !m_overflow.empty(); }
 
  private:
   friend class sim_kernel;

@@ -21,6 +21,10 @@ std::uint64_t sim_random_below(std::uint64_t n) noexcept;
 /// thread only, while sim_active().
 void sim_trace(std::uint64_t v) noexcept;
 
+/// True when the simulated ring whose (fake) descriptor is `ring_fd` has a completion
+/// waiting in its CQ. World thread only, while sim_active().
+bool sim_ring_has_completion(int ring_fd) noexcept;
+
 /// Runs the world's events (virtual time jumps to each) until a simulated ring has a
 /// completion ready, `extra(ctx)` holds (null: never), or virtual time reaches
 /// `deadline_ns` (a saturn::clock time_point's count; INT64_MAX: none). Throws

@@ -35,6 +35,12 @@ void sim_trace(std::uint64_t v) noexcept {
     k->trace(v);
 }
 
+bool sim_ring_has_completion(int ring_fd) noexcept {
+  std::shared_ptr<sim_kernel> k = current_sim_kernel();
+  sim_ring* r = k ? k->ring_by_fd(ring_fd) : nullptr;
+  return r != nullptr && r->has_completion();
+}
+
 void sim_wait_any(bool (*extra)(void*), void* ctx, std::int64_t deadline_ns) {
   std::shared_ptr<sim_kernel> k = current_sim_kernel();
   if (!k)
