@@ -13,6 +13,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -203,6 +204,96 @@ task<void> open_race(sim::world& w, tally* t, std::string path) {
     ++t->timed_out;
 }
 
+task<void> drain_socket_later(net::tcp_stream* s, std::chrono::nanoseconds after, std::size_t* got) {
+  co_await saturn::sleep_for(after);
+  std::byte buf[65536];
+  for (;;) {
+    auto r = co_await saturn::with_timeout(std::chrono::microseconds(50), s->recv(buf));
+    if (!r || *r == 0)
+      break;
+    *got += *r;
+  }
+}
+
+/// send on a full socket: a timed-out send sent nothing; the peer receives exactly what
+/// was reported sent.
+task<void> send_race(sim::world& w, tally* t) {
+  auto l = net::tcp_listener::bind(net::address::loopback_v4(0));
+  auto c = co_await net::tcp_stream::connect(net::address::loopback_v4(l->local_address()->port()));
+  auto s = co_await l->accept();
+  // Fill the path: non-blocking sends until the kernel says no.
+  static const char junk[65536] = {};
+  std::size_t queued = 0;
+  for (ssize_t n; (n = ::send(c->fd(), junk, sizeof junk, MSG_DONTWAIT | MSG_NOSIGNAL)) > 0;)
+    queued += static_cast<std::size_t>(n);
+  std::size_t got = 0;
+  // Draining a full loopback path takes many receives: the deadline is drawn over as long.
+  auto drainer = saturn::spawn(drain_socket_later(&*s, std::chrono::microseconds(w.random_below(500)), &got));
+  static const std::byte block[256] = {};
+  auto r = co_await saturn::with_timeout(std::chrono::microseconds(1 + w.random_below(2000)), c->send_some(block));
+  std::size_t sent = 0;
+  if (r) {
+    ++t->completed;
+    sent = *r;
+  } else {
+    ++t->timed_out;
+  }
+  co_await drainer;
+  std::byte buf[65536];
+  for (;;) {
+    auto more = co_await saturn::with_timeout(std::chrono::microseconds(50), s->recv(buf));
+    if (!more || *more == 0)
+      break;
+    got += *more;
+  }
+  EXPECT_EQ(got, queued + sent) << "what arrived is what was reported sent";
+  co_await c->close();
+  co_await s->close();
+}
+
+/// connect under a deadline: a connect that completed is returned (and closed), and
+/// one that timed out leaves no descriptor behind.
+task<void> connect_race(sim::world& w, tally* t) {
+  auto l = net::tcp_listener::bind(net::address::loopback_v4(0));
+  const std::uint16_t port = l->local_address()->port();
+  // A loopback connect is decided at once (the deadline cannot win): half the runs cut the
+  // port for a seed-chosen while, so the deadline races the heal.
+  const bool cut = w.random_below(2) == 0;
+  if (cut)
+    w.partition(port);
+  auto heal = saturn::spawn([](sim::world* wp, std::uint16_t p, std::chrono::nanoseconds after) -> task<void> {
+    co_await saturn::sleep_for(after);
+    wp->heal(p);
+  }(&w, port, draw(w)));
+  auto c = co_await saturn::with_timeout(draw(w), net::tcp_stream::connect(net::address::loopback_v4(port)));
+  co_await heal;
+  if (c) {
+    ++t->completed;
+    co_await c->close();
+  } else {
+    ++t->timed_out;
+  }
+}
+
+/// fsync and statx of a file under a deadline: either completes or times out; the file is
+/// intact either way.
+task<void> fsync_race(sim::world& w, tally* t, std::string path) {
+  auto f = co_await saturn::fs::file::open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
+  EXPECT_TRUE(f.has_value());
+  if (!f)
+    co_return;
+  const std::string text = "durable?";
+  EXPECT_TRUE(co_await f->write_at(std::as_bytes(std::span(text)), 0));
+  auto r = co_await saturn::with_timeout(std::chrono::nanoseconds(w.random_below(25'000)), f->sync());
+  auto st = co_await saturn::with_timeout(std::chrono::nanoseconds(w.random_below(25'000)), f->stat());
+  if (r && *r && st && *st)
+    ++t->completed;
+  else
+    ++t->timed_out;
+  (void)co_await f->close();
+  EXPECT_EQ(std::filesystem::file_size(path), text.size());
+}
+
 template <class Make>
 void race(const char* what, Make make, int seeds = 150) {
   const int fds_before = open_fds();
@@ -223,6 +314,13 @@ TEST(SimCancelRace, MultishotReceive) {
 TEST(SimCancelRace, Accept) { race("accept", [](sim::world& w, tally* t) { return accept_race(w, t); }); }
 TEST(SimCancelRace, Write) { race("write", [](sim::world& w, tally* t) { return write_race(w, t); }); }
 TEST(SimCancelRace, Poll) { race("poll", [](sim::world& w, tally* t) { return poll_race(w, t); }); }
+TEST(SimCancelRace, Send) { race("send", [](sim::world& w, tally* t) { return send_race(w, t); }); }
+TEST(SimCancelRace, Connect) { race("connect", [](sim::world& w, tally* t) { return connect_race(w, t); }); }
+TEST(SimCancelRace, FsyncAndStatx) {
+  const std::string path = (std::filesystem::temp_directory_path() / "saturn-sim-fsync-race").string();
+  race("fsync", [&path](sim::world& w, tally* t) { return fsync_race(w, t, path); });
+  std::filesystem::remove(path);
+}
 TEST(SimCancelRace, Open) {
   race("open", [](sim::world& w, tally* t) { return open_race(w, t, "/proc/self/status"); });
 }
