@@ -17,6 +17,17 @@ saturn::runtime& rt() {
   return r;
 }
 
+/// After a cancelled statement: the connection is not broken and answers the next query
+/// right (it is in sync with the server).
+task<> expect_usable(pg::connection& c) {
+  EXPECT_FALSE(c.is_broken());
+  auto ok = co_await c.query("SELECT $1::int + 1", 1);
+  EXPECT_TRUE(ok) << ok.err().what();
+  if (ok) {
+    EXPECT_EQ((*ok)[0].get<int>(0).value(), 2);
+  }
+}
+
 int running_sleeps() {
   const std::string n = pg_test::cluster::get().psql(
       "SELECT count(*) FROM pg_stat_activity WHERE query LIKE 'SELECT pg_sleep%' AND state = 'active'");
@@ -40,12 +51,7 @@ TEST(pg_faults, deadline_cancels_the_query_on_the_server) {
     EXPECT_LT(took, 5s);
     EXPECT_EQ(running_sleeps(), 0);
     // The connection is usable again, and in sync.
-    EXPECT_FALSE(c->is_broken());
-    auto ok = co_await c->query("SELECT $1::int + 1", 1);
-    EXPECT_TRUE(ok) << ok.err().what();
-    if (ok) {
-      EXPECT_EQ((*ok)[0].get<int>(0).value(), 2);
-    }
+    co_await expect_usable(*c);
     // saturn's with_timeout works the same way.
     auto w = co_await saturn::with_timeout(100ms, c->query("SELECT pg_sleep(10)"));
     EXPECT_FALSE(w);
@@ -82,12 +88,7 @@ TEST(pg_faults, deadline_cancels_a_pipeline_over_tcp) {
     EXPECT_FALSE(r);
     EXPECT_LT(took, 5s);
     EXPECT_EQ(running_sleeps(), 0);
-    EXPECT_FALSE(c->is_broken());
-    auto ok = co_await c->query("SELECT $1::int + 1", 1);
-    EXPECT_TRUE(ok) << ok.err().what();
-    if (ok) {
-      EXPECT_EQ((*ok)[0].get<int>(0).value(), 2);
-    }
+    co_await expect_usable(*c);
   }());
 }
 

@@ -81,6 +81,13 @@ TEST(SimWorld, DeadlockIsReportedNotHung) {
   EXPECT_NE(o.failure.find("seed 7"), std::string::npos) << o.failure;
 }
 
+// The same program on a simulated thread_pool: the world-level wait reports it too.
+TEST(SimWorld, DeadlockOnAPoolIsReportedNotHung) {
+  sim::outcome o = sim::run(7, {}, waits_forever, sim::default_pool_options(2));
+  EXPECT_FALSE(o.ok);
+  EXPECT_NE(o.failure.find("deadlock"), std::string::npos) << o.failure;
+}
+
 // A read waiting for a pipe races a deadline while a writer sends after a seed-chosen
 // delay: across seeds both sides win, and every outcome is one a real kernel could give
 // (the bytes, or a timeout with nothing consumed).
