@@ -301,15 +301,20 @@ void park(pool_impl& p, worker& w) {
   leave_sleepers(p, w);
 }
 
-}  // namespace
-
-bool sim_worker_step(pool_impl& p, worker& w) {
-  // worker_main's busy path, one runnable at a time (no spin, no park: see sim_pool.hpp).
+/// A busy worker's look for its next runnable, in worker_main's order (pool_impl.hpp):
+/// due timers every few ticks, the injection queue and a loop turn every k_event_interval,
+/// local work, a non-blocking loop turn, then other workers' (their LIFO slots too when
+/// `steal_lifo`). Null when there is none.
+inline runnable* busy_look(pool_impl& p, worker& w, bool steal_lifo) {
   ++w.tick;
   runnable* r = nullptr;
+  // Due timers every few tasks, not only at the I/O poll every k_event_interval: under
+  // load a batch of 61 tasks made /delay/10's sleeps 0.1-0.5 ms late (measured in the
+  // handler), which is most of the round trip's overhead.
   if (w.loop && w.tick % k_timer_interval == 0)
     fire_timers(p, w);
   if (w.tick % k_event_interval == 0) {
+    refresh_coarse_clock(w);
     if (w.loop)
       poll_io(p, w, false);
     r = take_injected(p, w);
@@ -323,7 +328,15 @@ bool sim_worker_step(pool_impl& p, worker& w) {
     r = next_local(w);
   }
   if (r == nullptr)
-    r = find_work(p, w, true);
+    r = find_work(p, w, steal_lifo);
+  return r;
+}
+
+}  // namespace
+
+bool sim_worker_step(pool_impl& p, worker& w) {
+  // worker_main's busy path, one runnable at a time (no spin, no park: see sim_pool.hpp).
+  runnable* r = busy_look(p, w, true);
   if (r == nullptr)
     return false;
   run_one(w, r);
@@ -396,29 +409,7 @@ void pool_impl::worker_main(worker& w) {
   w.spin_budget_ns = spin_ns;
   std::int64_t idle_since = 0;  // io mode: when the current idle spell began (0: busy)
   while (!stopping.load(std::memory_order_relaxed)) {
-    ++w.tick;
-    runnable* r = nullptr;
-    // Due timers every few tasks, not only at the I/O poll every k_event_interval: under
-    // load a batch of 61 tasks made /delay/10's sleeps 0.1-0.5 ms late (measured in the
-    // handler), which is most of the round trip's overhead.
-    if (w.loop && w.tick % k_timer_interval == 0)
-      fire_timers(*this, w);
-    if (w.tick % k_event_interval == 0) {
-      refresh_coarse_clock(w);
-      if (w.loop)
-        poll_io(*this, w, false);
-      r = take_injected(*this, w);
-      if (r == nullptr)
-        r = w.pop_yielded();
-    }
-    if (r == nullptr)
-      r = next_local(w);
-    if (r == nullptr && w.loop) {
-      poll_io(*this, w, false);
-      r = next_local(w);
-    }
-    if (r == nullptr)
-      r = find_work(*this, w, false);
+    runnable* r = busy_look(*this, w, false);
     if (r != nullptr) {
       end_search(*this, w);
       if (idle_since != 0) {  // back from a park
