@@ -104,7 +104,8 @@ void read_state(promise_base* p, task_entry& e, const void*& joined_by, std::uin
   else
     e.state = task_state::suspended;
   if ((j & join_waiting) && !(j & join_complete) && p->m_continuation)
-    joined_by = p->m_continuation.address();
+    joined_by = (j & join_foreign) != 0 ? frame_of(static_cast<promise_base*>(p->m_continuation.address()))
+                                        : p->m_continuation.address();
 }
 
 struct dumper {

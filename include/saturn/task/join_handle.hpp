@@ -16,6 +16,7 @@
 #include <bit>
 #include <saturn/detail/spawn_site.hpp>
 #include <stdexcept>
+#include <type_traits>
 
 namespace saturn {
 
@@ -55,7 +56,9 @@ void spawned_entry(runnable* r, run_mode mode) noexcept {
 /// The right to await a spawned task's result. Move-only.
 ///
 /// Threading: may be awaited (once) from any task, on any thread; the task may finish on
-/// another thread. Destroying the handle detaches the task. Must not outlive the
+/// another thread. The awaiting task continues on its own scheduler: inline on the
+/// finishing thread when both run on one scheduler, queued back to its scheduler (a
+/// cross-thread hand-off) when the task was spawned on another. Destroying the handle detaches the task. Must not outlive the
 /// runtime that ran the task unless the task has finished.
 template <class T>
 class [[nodiscard]] join_handle {
@@ -95,12 +98,26 @@ class [[nodiscard]] join_handle {
   struct awaiter {
     join_handle* m_self;
     bool await_ready() const noexcept { return m_self->is_finished(); }
-    bool await_suspend(std::coroutine_handle<> caller) noexcept {
+    template <class Q>
+    bool await_suspend(std::coroutine_handle<Q> caller) noexcept {
       promise_type& p = m_self->m_h.promise();
+      std::uint32_t bits = detail::join_waiting;
       p.m_continuation = caller;
+      if constexpr (std::is_base_of_v<detail::promise_base, Q>) {
+        // A joiner on another scheduler (a task of an io pool awaiting work it gave a
+        // cpu_bound pool, or a runtime's task awaiting a pool's) goes back to its own:
+        // resumed inline it would continue on the other scheduler's thread, without its
+        // loop. Same context: the inline resume, as before.
+        detail::promise_base& mine = caller.promise();
+        const task_context* const theirs = p.m_ctx;
+        if (mine.m_ctx != theirs && mine.m_ctx != nullptr && theirs != nullptr && mine.m_ctx->sched != theirs->sched) {
+          p.m_continuation = std::coroutine_handle<>::from_address(static_cast<detail::promise_base*>(&mine));
+          bits |= detail::join_foreign;
+        }
+      }
       // ordering: release publishes m_continuation to the finishing task; acquire sees
       // its result if it finished meanwhile (then we do not suspend).
-      const std::uint32_t old = p.m_join.fetch_or(detail::join_waiting, std::memory_order_acq_rel);
+      const std::uint32_t old = p.m_join.fetch_or(bits, std::memory_order_acq_rel);
       return (old & detail::join_complete) == 0;
     }
     T await_resume() {

@@ -252,8 +252,15 @@ struct task_promise final : promise_base, promise_result<T> {
         h.destroy();
         return std::noop_coroutine();
       }
-      if (old & join_waiting)
+      if (old & join_waiting) {
+        if (old & join_foreign) [[unlikely]] {
+          // The joiner's promise, queued on its own scheduler (join_handle's awaiter).
+          auto* joiner = static_cast<promise_base*>(p.m_continuation.address());
+          joiner->m_ctx->sched->schedule(joiner);
+          return std::noop_coroutine();
+        }
         return p.m_continuation;
+      }
       return std::noop_coroutine();
     }
     void await_resume() noexcept {}

@@ -24,6 +24,10 @@ enum : std::uint32_t {
   join_detached = 1u << 3,  ///< no join_handle any more: the task frees itself when done
   join_failed = 1u << 4,    ///< the task ended with an exception (any task, spawned or not)
   join_sited = 1u << 5,     ///< until its first run, m_outcome_space holds the spawn site (spawn_site_stash)
+  /// The joiner runs on another scheduler than the task: m_continuation holds the
+  /// joiner's promise_base (not a resumable handle), and the finishing task queues it on
+  /// the joiner's own scheduler instead of resuming it on this thread.
+  join_foreign = 1u << 6,
 };
 
 /// Bits of a wait on a primitive whose wait node lives in the promise (a task_wait, see
