@@ -77,6 +77,11 @@ struct worker {
   bool searching = false;
   bool polling_io = false;       // owner only: dispatching its loop's wake-ups (poll_io, fire_timers)
   bool notify_deferred = false;  // owner only: a wake during poll_io skipped its notify
+  /// Simulation only (sim_pool.hpp): where a stepped worker is in worker_main's idle path,
+  /// each phase one step, so the seed can put another worker's steps between deciding to
+  /// park and registering as a sleeper (the window the park/wake protocol must close).
+  enum class sim_phase : std::uint8_t { busy, searching, parking, parked };
+  sim_phase sim = sim_phase::busy;
   /// Unparks not yet taken over by this worker: each notify_one that popped it counted it
   /// in num_searching once. A count, not a flag: a worker can be popped again (after it
   /// re-registered) before it saw the first unpark, and two unparks merged into one flag

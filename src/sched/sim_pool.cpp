@@ -2,11 +2,13 @@
 #include "sched/sim_pool.hpp"
 
 #include <saturn/loop/event_loop.hpp>
+#include <saturn/sim/world.hpp>
 #include <saturn/task/scheduler.hpp>
 
 #include <algorithm>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "loop/current_loop.hpp"
@@ -18,6 +20,9 @@ namespace {
 
 /// The simulated pools alive on this thread, oldest first.
 thread_local std::vector<pool_impl*> t_sim_pools;
+/// Bumped when a pool joins or leaves (a step may build or destroy one): the driver's
+/// list of workers is stale after it.
+thread_local std::uint64_t t_sim_pools_generation = 0;
 
 /// scheduler::set_current is for implementations of a scheduler; the driver acts for one.
 struct scheduler_access : scheduler {
@@ -69,10 +74,12 @@ void sim_pool_start(pool_impl& p) {
     exchange_current_loop(mine);
   }
   t_sim_pools.push_back(&p);
+  ++t_sim_pools_generation;
 }
 
 void sim_pool_drain(pool_impl& p) noexcept {
   t_sim_pools.erase(std::remove(t_sim_pools.begin(), t_sim_pools.end(), &p), t_sim_pools.end());
+  ++t_sim_pools_generation;
   for (auto& w : p.workers) {
     if (w->loop) {
       as_worker as(*w);
@@ -106,10 +113,13 @@ void sim_drive_until(bool (*done)(void*), void* ctx) {
         all.push_back(w.get());
     if (all.empty())
       throw std::logic_error("saturn::sim: waiting for a simulated thread_pool that no longer exists");
-    // Seed-chosen steps until every worker has come up empty since the last progress.
+    // Seed-chosen steps until every worker has come up empty since the last progress:
+    // a step that neither ran a task nor moved the worker along its idle path (sim_phase)
+    // is one of a worker asleep, so then every worker sleeps.
     idle.assign(all.size(), 0);
     std::size_t idle_count = 0;
-    while (idle_count < all.size() && !done(ctx)) {
+    const std::uint64_t generation = t_sim_pools_generation;
+    while (idle_count < all.size() && !done(ctx) && generation == t_sim_pools_generation) {
       const std::size_t k = ring::sim_random_below(all.size());
       bool ran;
       {
@@ -129,6 +139,8 @@ void sim_drive_until(bool (*done)(void*), void* ctx) {
     }
     if (done(ctx))
       return;
+    if (generation != t_sim_pools_generation)
+      continue;  // a pool came or went: list the workers again
     // A ring may hold a completion its loop's non-blocking turns do not collect (one no
     // operation in flight waits for: a cancel's, the wake read's); a worker thread would
     // collect it in its next park. Here: a blocking turn of that loop, which returns at
@@ -143,6 +155,20 @@ void sim_drive_until(bool (*done)(void*), void* ctx) {
     }
     if (reaped)
       continue;
+    // Every worker sleeps. Work that one of them could take, left queued, is a lost
+    // wake-up: on threads it would wait until some unrelated event woke a worker, or for
+    // ever. (What a worker's loop holds for it — I/O, timers, posts — wakes it below.)
+    for (pool_impl* p : t_sim_pools) {
+      bool pinned = false;
+      for (auto& w : p->workers)
+        pinned = pinned || w->inbox.maybe_nonempty();
+      if (p->has_visible_work() || pinned)
+        throw sim::deadlock_error(std::string("saturn::sim: lost wake-up: every worker of a thread_pool sleeps while ") +
+                                  (pinned ? "a task placed on one of them" : "a task in its queues") +
+                                  " waits to run (sleepers " + std::to_string(p->sleepers.size()) + " of " +
+                                  std::to_string(p->workers.size()) + ", searching " +
+                                  std::to_string(p->num_searching.load(std::memory_order_relaxed)) + ")");
+    }
     // Nothing can run: the next completion of any ring, or the nearest timer.
     std::int64_t deadline = INT64_MAX;
     for (worker* w : all)

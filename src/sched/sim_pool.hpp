@@ -5,10 +5,15 @@
 // time — the same order of looking for work as a worker thread (worker.cpp), then one
 // runnable run — with the thread-locals that name the current worker, loop and scheduler
 // switched to it. When no worker can step, the world advances to its next event or the
-// nearest timer of any worker's loop. Spinning and parking never happen (nobody sleeps,
-// so nobody is woken); spawn_blocking runs its call inline. A multi-worker run is then a
-// function of its seed: the interleaving of workers, which worker steals what, and the
-// order completions arrive in are all drawn from it.
+// nearest timer of any worker's loop. A worker that finds nothing goes down worker_main's
+// idle path one step at a time — a search round, giving the search up, registering as a
+// sleeper and re-checking, then asleep until an unpark, its ring or a timer wakes it — so
+// the park/wake protocol runs for real and another worker's steps can fall between any
+// two of those; work left queued while every worker sleeps is reported as a lost wake-up
+// (sim::deadlock_error). Only the spin is skipped (time does not pass within a step).
+// spawn_blocking runs its call inline. A multi-worker run is then a function of its
+// seed: the interleaving of workers, which worker steals what, and the order completions
+// arrive in are all drawn from it.
 //
 // Threading: everything here runs on the world's thread.
 #pragma once
@@ -37,7 +42,9 @@ bool sim_pools_here() noexcept;
 void sim_drive_until(bool (*done)(void*), void* ctx);
 
 /// One scheduling step of worker `w` (worker.cpp): finds one runnable as the worker
-/// thread would, I/O polled without blocking, and runs it. False when it found none.
+/// thread would, I/O polled without blocking, and runs it; or, with none, takes the next
+/// step of the idle path (worker::sim_phase). False only for a worker asleep that
+/// nothing woke.
 bool sim_worker_step(pool_impl& p, worker& w);
 
 }  // namespace saturn::detail

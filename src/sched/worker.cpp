@@ -4,6 +4,9 @@
 
 #include <ctime>
 
+#include <saturn/loop/clock.hpp>
+
+#include "ring/sim/sim_hooks.hpp"
 #include "sched/mono_clock.hpp"
 #include "sched/pool_impl.hpp"
 #include "sched/sim_pool.hpp"
@@ -264,7 +267,9 @@ void fire_timers(pool_impl& p, worker& w) {
   after_loop_wakes(p, w);
 }
 
-void park(pool_impl& p, worker& w) {
+/// park()'s first half: registers `w` as a sleeper, then looks again. True when it may
+/// sleep; either way leave_sleepers() ends the park.
+bool park_register(pool_impl& p, worker& w) {
   {
     std::lock_guard lock(p.sleepers_mutex);
     p.sleepers.push_back(w.index);
@@ -277,8 +282,12 @@ void park(pool_impl& p, worker& w) {
   // searching while it was awake, and an earlier poll of the loop used up its wake-up)
   // must not be slept on: nobody else would wake us while that searcher is counted.
   // leave_sleepers() takes it over.
-  if (!p.has_visible_work() && !w.inbox.nonempty_seq_cst() && !p.stopping.load(std::memory_order_seq_cst) &&
-      w.unparks.load(std::memory_order_acquire) == 0) {
+  return !p.has_visible_work() && !w.inbox.nonempty_seq_cst() && !p.stopping.load(std::memory_order_seq_cst) &&
+         w.unparks.load(std::memory_order_acquire) == 0;
+}
+
+void park(pool_impl& p, worker& w) {
+  if (park_register(p, w)) {
     // Two clock reads per park (a park is a syscall and a context switch anyway).
     ++w.counters.parks;
     const std::int64_t parked_at = mono_ns();
@@ -335,10 +344,65 @@ inline runnable* busy_look(pool_impl& p, worker& w, bool steal_lifo) {
 }  // namespace
 
 bool sim_worker_step(pool_impl& p, worker& w) {
-  // worker_main's busy path, one runnable at a time (no spin, no park: see sim_pool.hpp).
-  runnable* r = busy_look(p, w, true);
-  if (r == nullptr)
-    return false;
+  // worker_main's path in steps (see sim_pool.hpp): busy looks, one round of the search
+  // (no spin: time does not pass in a step), giving up the search, registering as a
+  // sleeper, and the sleep itself, which only an unpark, a completion on the worker's
+  // ring or a due timer ends, as on a worker thread.
+  using phase = worker::sim_phase;
+  runnable* r = nullptr;
+  switch (w.sim) {
+    case phase::busy:
+      r = busy_look(p, w, true);
+      if (r == nullptr) {
+        begin_search(p, w);
+        w.sim = phase::searching;
+        return true;
+      }
+      break;
+    case phase::searching:
+      if (w.loop) {
+        poll_io(p, w, false);
+        r = next_local(w);
+      } else if (w.inbox.maybe_nonempty()) {
+        r = w.pop_pinned();
+      }
+      if (r == nullptr)
+        r = find_work(p, w, true);
+      if (r == nullptr) {
+        // As worker_main: stop searching; wake one only if work showed up meanwhile.
+        if (w.searching) {
+          w.searching = false;
+          if (p.num_searching.fetch_sub(1, std::memory_order_seq_cst) == 1 && p.has_visible_work())
+            p.notify_one();
+        }
+        w.sim = phase::parking;
+        return true;
+      }
+      w.sim = phase::busy;
+      break;
+    case phase::parking:
+      if (park_register(p, w)) {
+        ++w.counters.parks;
+        w.sim = phase::parked;
+      } else {
+        leave_sleepers(p, w);
+        w.sim = phase::busy;
+      }
+      return true;
+    case phase::parked: {
+      const bool unparked = w.unparks.load(std::memory_order_acquire) != 0 || p.stopping.load(std::memory_order_acquire);
+      const bool io_ready = w.loop && (ring::sim_ring_has_completion(w.loop->ring_fd()) ||
+                                       w.loop->next_timer_deadline() <= clock::now());
+      if (!unparked && !io_ready)
+        return false;  // still asleep
+      if (w.loop)  // the park's ring wait, which returns at once now
+        poll_io(p, w, ring::sim_ring_has_completion(w.loop->ring_fd()));
+      leave_sleepers(p, w);
+      w.sim = phase::busy;
+      return true;
+    }
+  }
+  end_search(p, w);
   run_one(w, r);
   return true;
 }

@@ -126,6 +126,43 @@ task<void> pipe_writer(sim::world& w, int fd, std::size_t n) {
   }
 }
 
+task<std::uint64_t> square(std::uint64_t v) { co_return v * v; }
+
+/// Work handed to a second pool (cpu_bound, one or two workers), item by item, the
+/// joins sometimes at once and sometimes later, with yields and pauses between: its
+/// workers go to sleep between items, and the next item often arrives while one is on
+/// its way to sleep (between its last look and registering as a sleeper). A spawn from
+/// this pool is an injection plus a notify from a foreign thread, spawn_on a task placed
+/// on one worker, and each join queues this pool's task back (join_foreign). A lost
+/// wake-up leaves work queued with every worker asleep, which the simulation reports.
+task<void> cross_pool(sim::world& w) {
+  pool_options o;
+  o.threads = 1 + static_cast<unsigned>(w.random_below(2));
+  o.mode = pool_mode::cpu_bound;
+  thread_pool other(o);
+  std::uint64_t got = 0, want = 0;
+  std::vector<join_handle<std::uint64_t>> later;
+  const unsigned n = 4 + static_cast<unsigned>(w.random_below(12));
+  for (unsigned i = 0; i < n; ++i) {
+    const std::uint64_t v = i + 1;
+    want += v * v;
+    auto h = w.random_below(2) == 0 ? other.spawn(square(v))
+                                    : other.spawn_on(static_cast<unsigned>(w.random_below(o.threads)), square(v));
+    if (w.random_below(2) == 0)
+      got += co_await h;
+    else
+      later.push_back(std::move(h));
+    if (w.random_below(3) == 0)
+      co_await yield();
+    if (w.random_below(4) == 0)
+      co_await sleep_for(std::chrono::microseconds(1 + w.random_below(50)));
+  }
+  for (auto& h : later)
+    got += co_await h;
+  if (got != want)
+    fail("the other pool's squares summed " + std::to_string(got) + ", not " + std::to_string(want));
+}
+
 }  // namespace
 
 /// Awaits every handle (so no task outlives what the scenario's frame holds for it) and
@@ -163,6 +200,7 @@ task<void> pool_scenario(sim::world& w) {
   auto pipe_sum = std::make_shared<std::uint64_t>(0);
   rest.push_back(spawn(pipe_reader(p[0], pipe_bytes, pipe_sum)));
   rest.push_back(spawn(pipe_writer(w, p[1], pipe_bytes)));
+  rest.push_back(spawn(cross_pool(w)));
 
   std::exception_ptr first;
   co_await join_all(prod, first);
