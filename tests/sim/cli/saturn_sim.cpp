@@ -54,9 +54,11 @@ void print_minimized(const sc::scenario& s, std::uint64_t seed) {
 bool explore(const sc::scenario& s, std::uint64_t first, std::uint64_t count, const char* self) {
   const auto t0 = std::chrono::steady_clock::now();
   std::uint64_t completions = 0, faults = 0;
+  std::uint64_t traces = 0;  // every seed's trace hash folded in order: equal across runs iff all replayed
   for (std::uint64_t seed = first; seed < first + count; ++seed) {
     saturn::sim::outcome o = sc::run_one(s, seed);
     completions += o.completions;
+    traces = (traces ^ o.trace_hash) * 0x100000001b3ULL;
     faults += o.faults_injected;
     if (!o.ok) {
       std::printf("%.*s: seed %llu FAILED after %llu seed(s): %s\nreplay: %s --scenario %.*s --seed %llu\n",
@@ -69,10 +71,10 @@ bool explore(const sc::scenario& s, std::uint64_t first, std::uint64_t count, co
     }
   }
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  std::printf("%.*s: %llu seeds passed in %.1f s (%.0f seeds/s, %llu completions, %llu faults injected)\n",
+  std::printf("%.*s: %llu seeds passed in %.1f s (%.0f seeds/s, %llu completions, %llu faults injected, traces %016llx)\n",
               static_cast<int>(s.name.size()), s.name.data(), static_cast<unsigned long long>(count), secs,
               static_cast<double>(count) / secs, static_cast<unsigned long long>(completions),
-              static_cast<unsigned long long>(faults));
+              static_cast<unsigned long long>(faults), static_cast<unsigned long long>(traces));
   return true;
 }
 
