@@ -3,6 +3,7 @@
 //
 //   saturn-sim [--scenario NAME|all] [--seeds N] [--first S]   explore seeds S .. S+N-1
 //   saturn-sim --scenario NAME --seed S                        replay one seed
+//   --traces: also print every seed's trace hash (compare two runs with diff)
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -18,7 +19,7 @@ namespace {
 
 int usage() {
   std::fprintf(stderr,
-               "usage: saturn-sim [--scenario NAME|all] [--seeds N] [--first S]\n"
+               "usage: saturn-sim [--scenario NAME|all] [--seeds N] [--first S] [--traces]\n"
                "       saturn-sim --scenario NAME --seed S\nscenarios:");
   for (const sc::scenario& s : sc::all())
     std::fprintf(stderr, " %.*s", static_cast<int>(s.name.size()), s.name.data());
@@ -51,7 +52,7 @@ void print_minimized(const sc::scenario& s, std::uint64_t seed) {
 }
 
 /// Explores one scenario; returns false on a failure (after printing it).
-bool explore(const sc::scenario& s, std::uint64_t first, std::uint64_t count, const char* self) {
+bool explore(const sc::scenario& s, std::uint64_t first, std::uint64_t count, const char* self, bool traces_each) {
   const auto t0 = std::chrono::steady_clock::now();
   std::uint64_t completions = 0, faults = 0;
   std::uint64_t traces = 0;  // every seed's trace hash folded in order: equal across runs iff all replayed
@@ -59,6 +60,9 @@ bool explore(const sc::scenario& s, std::uint64_t first, std::uint64_t count, co
     saturn::sim::outcome o = sc::run_one(s, seed);
     completions += o.completions;
     traces = (traces ^ o.trace_hash) * 0x100000001b3ULL;
+    if (traces_each)
+      std::printf("%.*s seed %llu trace %016llx\n", static_cast<int>(s.name.size()), s.name.data(),
+                  static_cast<unsigned long long>(seed), static_cast<unsigned long long>(o.trace_hash));
     faults += o.faults_injected;
     if (!o.ok) {
       std::printf("%.*s: seed %llu FAILED after %llu seed(s): %s\nreplay: %s --scenario %.*s --seed %llu\n",
@@ -83,9 +87,13 @@ bool explore(const sc::scenario& s, std::uint64_t first, std::uint64_t count, co
 int main(int argc, char** argv) {
   std::string_view name = "all";
   std::uint64_t seeds = 1000, first = 1, one = 0;
-  bool replay = false;
+  bool replay = false, traces_each = false;
   for (int i = 1; i < argc; ++i) {
     const std::string_view a = argv[i];
+    if (a == "--traces") {
+      traces_each = true;
+      continue;
+    }
     if (i + 1 >= argc)
       return usage();
     if (a == "--scenario")
@@ -117,7 +125,7 @@ int main(int argc, char** argv) {
     if (name != "all" && s.name != name)
       continue;
     any = true;
-    ok = explore(s, first, seeds, argv[0]) && ok;
+    ok = explore(s, first, seeds, argv[0], traces_each) && ok;
   }
   if (!any)
     return usage();
