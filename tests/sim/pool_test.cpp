@@ -1,6 +1,7 @@
 // A thread_pool under the simulator (src/sched/sim_pool.hpp): its workers are stepped on
 // the world's thread in a seed-chosen order, so a multi-worker run is a function of its
 // seed; deadlocks are reported; timers on any worker's loop move virtual time.
+#include <saturn/sched/pool_stats.hpp>
 #include <saturn/sched/thread_pool.hpp>
 #include <saturn/sim/run.hpp>
 #include <saturn/task.hpp>
@@ -72,6 +73,43 @@ task<void> sleeps_on_every_worker(sim::world&) {
     hs.push_back(saturn::spawn([](int k) -> task<void> { co_await saturn::sleep_for(std::chrono::minutes(10 * k)); }(i + 1)));
   for (auto& h : hs)
     co_await h;
+}
+
+task<void> spin_yields(int n) {
+  for (int i = 0; i < n; ++i)
+    co_await saturn::yield();
+}
+
+/// Idle spells (every worker asleep while the program sleeps) followed by bursts of work:
+/// the simulated workers go through the real park and wake-up, and the program reads
+/// their counters before it ends.
+task<void> park_wake_program(std::uint64_t* parks, std::uint64_t* wakeups) {
+  for (int round = 0; round < 20; ++round) {
+    co_await saturn::sleep_for(100us);
+    std::vector<saturn::join_handle<void>> hs;
+    for (int i = 0; i < 3; ++i)
+      hs.push_back(saturn::spawn(spin_yields(4)));
+    for (auto& h : hs)
+      co_await h;
+  }
+  for (const auto& p : saturn::live_pool_stats())
+    for (const auto& w : p.workers) {
+      *parks += w.parks;
+      *wakeups += w.wakeups;
+    }
+}
+
+TEST(SimPool, WorkersParkAndAreWokenForNewWork) {
+  for (std::uint64_t seed = 1; seed <= 20; ++seed) {
+    std::uint64_t parks = 0, wakeups = 0;
+    sim::outcome o = sim::run(
+        seed, {}, [&](sim::world&) { return park_wake_program(&parks, &wakeups); }, sim::default_pool_options(3));
+    ASSERT_TRUE(o.ok) << "seed " << seed << ": " << o.failure;
+    // 20 idle spells of 3 workers: each spell parks every worker that is not running the
+    // program's sleep; the bursts need sleepers woken (notify_one) to spread.
+    EXPECT_GE(parks, 20u) << "seed " << seed;  // about 50 seen
+    EXPECT_GE(wakeups, 10u) << "seed " << seed;  // about 30 seen
+  }
 }
 
 TEST(SimPool, TimersOnAnyWorkerMoveVirtualTime) {
