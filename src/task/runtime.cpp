@@ -58,6 +58,10 @@ runtime::~runtime() {
     p->m_fn(p, run_mode::discard);  // spawned_entry: remove from the table + abandon
   }
   m_loop.shutdown();
+  // 3. Programs a throwing loop left suspended: nothing points into them any more.
+  for (std::coroutine_handle<> h : m_unwound)
+    h.destroy();
+  m_loop.shutdown();  // what destroying them queued or cancelled
   set_current(m_prev);
 }
 

@@ -88,6 +88,30 @@ TEST(SimWorld, DeadlockOnAPoolIsReportedNotHung) {
   EXPECT_NE(o.failure.find("deadlock"), std::string::npos) << o.failure;
 }
 
+// runtime::block_on when its loop throws (here the simulation's deadlock; on a real
+// kernel a failed io_uring_enter): the program stays suspended with its read in flight,
+// so its frames must live until ~runtime has cancelled and reaped that read. They were
+// freed while block_on unwound, and the cancelled read's completion then wrote into them
+// (AddressSanitizer: heap-use-after-free).
+task<void> reads_a_pipe_nobody_writes(int fd) {
+  std::byte b[8];
+  auto r = co_await saturn::read(fd, b);
+  ADD_FAILURE() << "the read completed: " << r.has_value();
+}
+
+TEST(SimWorld, BlockOnUnwindsWithoutFreeingAProgramStillInTheKernel) {
+  int p[2];
+  ASSERT_EQ(::pipe2(p, O_CLOEXEC), 0);
+  {
+    sim::world w(7);
+    saturn::runtime rt;
+    EXPECT_THROW(rt.block_on(reads_a_pipe_nobody_writes(p[0])), sim::deadlock_error);
+    EXPECT_EQ(rt.live_tasks(), 0u);
+  }  // ~runtime cancels the read, then destroys the program
+  ::close(p[0]);
+  ::close(p[1]);
+}
+
 // A read waiting for a pipe races a deadline while a writer sends after a seed-chosen
 // delay: across seeds both sides win, and every outcome is one a real kernel could give
 // (the bytes, or a timeout with nothing consumed).

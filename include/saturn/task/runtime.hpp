@@ -86,6 +86,11 @@ class runtime final : public scheduler {
   detail::live_table m_live;
   scheduler* m_prev = nullptr;
   unsigned m_stats_id = 0;
+  /// Programs of a block_on the loop threw out of (a failed io_uring_enter; a simulated
+  /// deadlock): their operations may still be in the kernel, so their frames are
+  /// destroyed by ~runtime, after it cancelled and reaped everything, not while block_on
+  /// unwinds.
+  std::vector<std::coroutine_handle<>> m_unwound;
 };
 
 namespace detail {
@@ -112,7 +117,12 @@ T runtime::block_on(task<T> t) {
   auto h = driver.handle();
   h.promise().m_ctx = &m_root;
   m_loop.post(&h.promise());
-  run_until(h);
+  try {
+    run_until(h);
+  } catch (...) {
+    m_unwound.push_back(driver.release());  // see m_unwound; `out` is never written again
+    throw;
+  }
   return out->take();
 }
 
