@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <system_error>
+#include <thread>
 #include <utility>
 
 #include "loop/current_loop.hpp"
@@ -56,6 +57,9 @@ event_loop::event_loop(const loop_options& opts) {
 }
 
 event_loop::~event_loop() {
+  // A thread that handed this loop its last work may still be in wake() (m_remote_posters).
+  while (m_remote_posters.load(std::memory_order_acquire) != 0)
+    std::this_thread::yield();
   if (m_ring) {
     shutdown();
     // The wake read is the loop's own operation: cancel it and wait for its CQE too.

@@ -70,6 +70,29 @@ TEST(cross_scheduler_join, a_runtime_task_joining_pool_work_stays_on_the_runtime
   EXPECT_EQ(sum, 199u * 200u * 399u / 6u);
 }
 
+task<std::uint64_t> join_one(thread_pool* other, std::uint64_t v) { co_return co_await other->spawn(square(v)); }
+
+// The other pool's worker hands the joiner back (a push, then a wake-up) and may still
+// be inside that wake-up when the runtime, its work done, is destroyed: ~event_loop waits
+// for it (ThreadSanitizer saw the eventfd closed under the worker's write).
+TEST(cross_scheduler_join, a_runtime_destroyed_right_after_its_last_task_came_back) {
+  thread_pool pool(pool_options{.threads = 2, .mode = pool_mode::cpu_bound});
+  for (std::uint64_t i = 0; i < 300; ++i) {
+    saturn::runtime rt;
+    ASSERT_EQ(rt.block_on(join_one(&pool, i)), i * i);
+  }
+}
+
+// The same between two pools: ~thread_pool waits for the other pool's worker to leave
+// notify_one.
+TEST(cross_scheduler_join, a_pool_destroyed_right_after_its_last_task_came_back) {
+  thread_pool other(pool_options{.threads = 2, .mode = pool_mode::cpu_bound});
+  for (std::uint64_t i = 0; i < 100; ++i) {
+    thread_pool home(pool_options{.threads = 1, .mode = pool_mode::cpu_bound});
+    ASSERT_EQ(home.block_on(join_one(&other, i)), i * i);
+  }
+}
+
 task<int> join_failure(thread_pool* other) {
   try {
     (void)co_await other->spawn(fails(1));

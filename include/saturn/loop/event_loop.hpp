@@ -401,6 +401,10 @@ class event_loop {
   // ordering: seq_cst with the remote queue's head (Dekker): the loop stores true then
   // re-reads the queue; a producer pushes then reads this flag. One of them sees the other.
   alignas(64) detail::atomic<bool> m_sleeping{false};
+  /// Other threads between pushing onto m_remote (or setting m_stop) and the end of their
+  /// wake(): the loop may be destroyed as soon as its thread took what they pushed (the
+  /// last task of a block_on), so ~event_loop waits until none is left.
+  detail::atomic<std::uint32_t> m_remote_posters{0};
 };
 
 }  // namespace saturn
