@@ -1,5 +1,6 @@
 // The HTTP scenarios' server and the end of a run (http_harness.hpp).
 #include "sim/http_harness.hpp"
+#include "sim/scenarios.hpp"
 
 #include <saturn/net.hpp>
 
@@ -41,14 +42,7 @@ task<void> serve_scenario(sim::world& w, std::function<std::vector<join_handle<v
   auto served = spawn(srv.serve(*l));
   std::vector<join_handle<void>> clients = start(l->local_address()->port());
   std::exception_ptr first;
-  for (auto& c : clients) {
-    try {
-      co_await c;
-    } catch (...) {
-      if (!first)
-        first = std::current_exception();
-    }
-  }
+  co_await await_all(clients, first);
   srv.stop();
   auto r = co_await served;
   if (first)

@@ -165,9 +165,7 @@ task<void> cross_pool(sim::world& w) {
 
 }  // namespace
 
-/// Awaits every handle (so no task outlives what the scenario's frame holds for it) and
-/// rethrows the first failure after the last one ended.
-task<void> join_all(std::vector<join_handle<void>>& hs, std::exception_ptr& first) {
+task<void> await_all(std::vector<join_handle<void>>& hs, std::exception_ptr& first) {
   for (auto& h : hs) {
     try {
       co_await h;
@@ -203,9 +201,9 @@ task<void> pool_scenario(sim::world& w) {
   rest.push_back(spawn(cross_pool(w)));
 
   std::exception_ptr first;
-  co_await join_all(prod, first);
+  co_await await_all(prod, first);
   s.ch.close();  // the consumers drain what is queued, then end
-  co_await join_all(rest, first);
+  co_await await_all(rest, first);
   ::close(p[0]);
   ::close(p[1]);
   if (first)

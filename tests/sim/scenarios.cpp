@@ -128,14 +128,7 @@ task<void> echo_scenario(sim::world& w) {
     hs.push_back(spawn(echo_client(w, port, i)));
   // Every client is awaited before a failure is rethrown.
   std::exception_ptr first;
-  for (auto& h : hs) {
-    try {
-      co_await h;
-    } catch (...) {
-      if (!first)
-        first = std::current_exception();
-    }
-  }
+  co_await await_all(hs, first);
   // After a failure the server may wait for a client that never came: leave it suspended
   // (the runtime's teardown cancels its accept and destroys it; it does not touch `l`).
   if (first)

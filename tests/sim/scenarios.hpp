@@ -6,6 +6,7 @@
 
 #include <saturn/sim/run.hpp>
 
+#include <exception>
 #include <string_view>
 #include <vector>
 
@@ -65,6 +66,11 @@ inline sim::outcome run_one(const scenario& s, std::uint64_t seed, const sim::op
   return s.workers == 0 ? sim::run(seed, opts, s.prog) : sim::run(seed, opts, s.prog, sim::default_pool_options(s.workers));
 }
 inline sim::outcome run_one(const scenario& s, std::uint64_t seed) { return run_one(s, seed, s.opts); }
+
+/// Awaits every handle of `hs` (so no task outlives what the scenario's frame holds for
+/// it), keeps the first failure in `first` for the caller to rethrow, and empties `hs`
+/// (pool_scenario.cpp).
+task<void> await_all(std::vector<join_handle<void>>& hs, std::exception_ptr& first);
 
 /// Every scenario, with the options it runs under.
 const std::vector<scenario>& all();
