@@ -341,6 +341,28 @@ inline runnable* busy_look(pool_impl& p, worker& w, bool steal_lifo) {
   return r;
 }
 
+/// An idle worker's look on its own side, once per search round: its loop (io mode) and
+/// what that queued here, or (cpu_bound) tasks other threads placed on it.
+inline runnable* look_own(pool_impl& p, worker& w) {
+  if (w.loop) {
+    poll_io(p, w, false);
+    return next_local(w);
+  }
+  return w.inbox.maybe_nonempty() ? w.pop_pinned() : nullptr;
+}
+
+/// A search that found nothing ends without the chained wake (waking a sleeper only to
+/// have it search the empty pool and wake the next keeps an idle pool busy); the last
+/// searcher wakes one only if work showed up meanwhile (Tokio's
+/// transition_worker_to_parked).
+inline void give_up_search(pool_impl& p, worker& w) noexcept {
+  if (!w.searching)
+    return;
+  w.searching = false;
+  if (p.num_searching.fetch_sub(1, std::memory_order_seq_cst) == 1 && p.has_visible_work())
+    p.notify_one();
+}
+
 }  // namespace
 
 bool sim_worker_step(pool_impl& p, worker& w) {
@@ -360,21 +382,11 @@ bool sim_worker_step(pool_impl& p, worker& w) {
       }
       break;
     case phase::searching:
-      if (w.loop) {
-        poll_io(p, w, false);
-        r = next_local(w);
-      } else if (w.inbox.maybe_nonempty()) {
-        r = w.pop_pinned();
-      }
+      r = look_own(p, w);
       if (r == nullptr)
         r = find_work(p, w, true);
       if (r == nullptr) {
-        // As worker_main: stop searching; wake one only if work showed up meanwhile.
-        if (w.searching) {
-          w.searching = false;
-          if (p.num_searching.fetch_sub(1, std::memory_order_seq_cst) == 1 && p.has_visible_work())
-            p.notify_one();
-        }
+        give_up_search(p, w);
         w.sim = phase::parking;
         return true;
       }
@@ -509,12 +521,7 @@ void pool_impl::worker_main(worker& w) {
     for (unsigned round = 0; !stopping.load(std::memory_order_relaxed); ++round) {
       for (int i = 0; i < 64; ++i)
         cpu_relax();
-      if (w.loop) {
-        poll_io(*this, w, false);
-        r = next_local(w);
-      } else if (w.inbox.maybe_nonempty()) {
-        r = w.pop_pinned();  // placed here by another thread (spawn_on)
-      }
+      r = look_own(*this, w);
       // A zero spin: one look round, then park (no minimum spin).
       const bool last = spin == 0 || (w.loop && !w.searching) || ((round & 15) == 15 && mono_ns() >= until);
       // Another worker's LIFO slot is left to its owner in the first round (its newest
@@ -545,14 +552,7 @@ void pool_impl::worker_main(worker& w) {
       run_one(w, r);
       continue;
     }
-    // Found nothing: stop searching without the chained wake (waking a sleeper only to
-    // have it search the empty pool and wake the next keeps an idle pool busy); wake one
-    // only if work showed up meanwhile (Tokio's transition_worker_to_parked).
-    if (w.searching) {
-      w.searching = false;
-      if (num_searching.fetch_sub(1, std::memory_order_seq_cst) == 1 && has_visible_work())
-        notify_one();
-    }
+    give_up_search(*this, w);
     // A second spin without work since the last park (woken, searched, found nothing: a
     // wake-up for work another worker took, or for none) was wasted: halve the next one.
     // Only work found ends a spell and feeds the average.
