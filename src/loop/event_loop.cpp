@@ -10,10 +10,10 @@
 #include <cerrno>
 #include <cstdio>
 #include <system_error>
-#include <thread>
 #include <utility>
 
 #include "loop/current_loop.hpp"
+#include "loop/hand_off.hpp"
 #include "loop/user_data.hpp"
 #include "ring/ring.hpp"
 
@@ -57,9 +57,7 @@ event_loop::event_loop(const loop_options& opts) {
 }
 
 event_loop::~event_loop() {
-  // A thread that handed this loop its last work may still be in wake() (m_remote_posters).
-  while (m_remote_posters.load(std::memory_order_acquire) != 0)
-    std::this_thread::yield();
+  detail::wait_for_hand_offs(m_remote_posters);  // one may still be in wake()
   if (m_ring) {
     shutdown();
     // The wake read is the loop's own operation: cancel it and wait for its CQE too.

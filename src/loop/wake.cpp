@@ -19,6 +19,7 @@
 
 #include <cstdint>
 
+#include "loop/hand_off.hpp"
 #include "loop/user_data.hpp"
 #include "ring/ring.hpp"
 
@@ -31,32 +32,14 @@ void event_loop::arm_wake_read() {
   m_wake_armed = true;
 }
 
-namespace {
-/// Counts a thread in m_remote_posters from before it publishes (the increment is
-/// sequenced before the push or store, which the loop's thread acquires) to after its
-/// wake() (the release decrement pairs with ~event_loop's acquire load).
-class remote_poster {
- public:
-  explicit remote_poster(saturn::detail::atomic<std::uint32_t>& n) noexcept : m_n(n) {
-    m_n.fetch_add(1, std::memory_order_relaxed);
-  }
-  ~remote_poster() { m_n.fetch_sub(1, std::memory_order_release); }
-  remote_poster(const remote_poster&) = delete;
-  remote_poster& operator=(const remote_poster&) = delete;
-
- private:
-  saturn::detail::atomic<std::uint32_t>& m_n;
-};
-}  // namespace
-
 void event_loop::post_remote(runnable* r) noexcept {
-  remote_poster poster(m_remote_posters);
+  detail::hand_off poster(m_remote_posters);
   m_remote.push(r);
   wake();
 }
 
 void event_loop::stop() noexcept {
-  remote_poster poster(m_remote_posters);
+  detail::hand_off poster(m_remote_posters);
   m_stop.store(true, std::memory_order_seq_cst);
   wake();
 }

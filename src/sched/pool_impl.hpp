@@ -198,7 +198,7 @@ struct pool_impl {
   alignas(128) atomic<std::uint32_t> num_searching{0};
   atomic<std::uint32_t> num_sleeping{0};
   /// Threads outside the pool between publishing work and the end of their wake-up
-  /// (foreign_poster): ~thread_pool waits for none to be left.
+  /// (loop/hand_off.hpp): ~thread_pool waits for none to be left.
   alignas(64) atomic<std::uint32_t> foreign_posters{0};
   alignas(128) std::mutex sleepers_mutex;
   std::vector<unsigned> sleepers;
@@ -315,25 +315,5 @@ inline void push_local(pool_impl& p, worker& w, runnable* r) noexcept {
 /// batch of the injection queue or of a submitter, or half of another worker's deque
 /// (or its LIFO slot). Nullptr when there is none. On worker `w`'s thread.
 runnable* find_help_work(pool_impl& p, worker& w) noexcept;
-
-/// Held by a thread outside the pool from before it publishes work (an injection, a
-/// task placed on a worker, a submitter's push) until its wake-up is done. A worker may
-/// run that work at once, and when it was the last task of a block_on the pool's owner
-/// destroys the pool while the poster is still inside notify_one; ~thread_pool therefore
-/// waits until no poster is left. The increment is sequenced before the publishing
-/// push (a release), so a worker that took the work sees it; the release decrement pairs
-/// with the destructor's acquire load.
-class foreign_poster {
- public:
-  explicit foreign_poster(pool_impl& p) noexcept : m_p(p) {
-    m_p.foreign_posters.fetch_add(1, std::memory_order_relaxed);
-  }
-  ~foreign_poster() { m_p.foreign_posters.fetch_sub(1, std::memory_order_release); }
-  foreign_poster(const foreign_poster&) = delete;
-  foreign_poster& operator=(const foreign_poster&) = delete;
-
- private:
-  pool_impl& m_p;
-};
 
 }  // namespace saturn::detail

@@ -23,6 +23,7 @@
 #include <system_error>
 #include <thread>
 
+#include "loop/hand_off.hpp"
 #include "ring/sim/sim_hooks.hpp"
 #include "sched/pool_impl.hpp"
 #include "sched/sim_pool.hpp"
@@ -172,9 +173,7 @@ thread_pool::thread_pool(const pool_options& opts) : m_impl(std::make_unique<det
 
 thread_pool::~thread_pool() {
   detail::pool_impl& p = *m_impl;
-  // A thread that handed the pool its last task may still be waking a worker.
-  while (p.foreign_posters.load(std::memory_order_acquire) != 0)
-    std::this_thread::yield();
+  detail::wait_for_hand_offs(p.foreign_posters);  // one may still be waking a worker
   // First, so no metrics reader looks at a worker or a loop from here on.
   detail::unregister_pool_stats(p);
   // 1. Stop and let every worker drain its ring.
@@ -304,7 +303,7 @@ void thread_pool::schedule(runnable* r) noexcept {
     detail::push_local(p, *w, r);
     p.notify_from_worker();
   } else {
-    detail::foreign_poster poster(p);
+    detail::hand_off poster(p.foreign_posters);
     p.inject.push(r);
     p.notify_one();
   }
@@ -325,7 +324,7 @@ void thread_pool::spawn(runnable* r) noexcept {
       p.notify_from_worker();
     }
   } else {
-    detail::foreign_poster poster(p);
+    detail::hand_off poster(p.foreign_posters);
     p.inject.push(r);
     p.notify_one();
     p.yield_if_backlogged(p.inject.size_hint());  // an unregistered outside thread
@@ -356,7 +355,7 @@ void thread_pool::start_on(unsigned index, runnable* r) noexcept {
   }
   // ordering: the inbox push is a seq_cst CAS; wake_worker's lock then orders it against
   // the target's park() (see there).
-  detail::foreign_poster poster(p);  // from another worker of this pool too: harmless
+  detail::hand_off poster(p.foreign_posters);  // from another worker of this pool too: harmless
   target.inbox.push(r);
   p.wake_worker(target);
 }
@@ -457,7 +456,7 @@ thread_pool::submitter::~submitter() {
 }
 
 void thread_pool::submitter::submit(runnable* r) noexcept {
-  detail::foreign_poster poster(*m_impl);
+  detail::hand_off poster(m_impl->foreign_posters);
   auto* q = static_cast<detail::submitter_queue*>(m_queue);
   if (q == nullptr) {
     m_impl->inject.push(r);
