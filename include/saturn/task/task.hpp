@@ -254,9 +254,8 @@ struct task_promise final : promise_base, promise_result<T> {
       }
       if (old & join_waiting) {
         if (old & join_foreign) [[unlikely]] {
-          // The joiner's promise, queued on its own scheduler (join_handle's awaiter).
-          auto* joiner = static_cast<promise_base*>(p.m_continuation.address());
-          joiner->m_ctx->sched->schedule(joiner);
+          // The joiner's promise (join_handle's awaiter): queued on its own scheduler.
+          static_cast<promise_base*>(p.m_continuation.address())->wake();
           return std::noop_coroutine();
         }
         return p.m_continuation;
