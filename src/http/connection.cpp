@@ -64,7 +64,7 @@ task<bool> read_into(Io& io, detail::conn_buffer& in, metrics::counter& received
         co_return false;
       if (pinned && !in.fits(got->size()))
         co_return false;
-      received.inc(got->size());
+      detail::server_metrics::add(received, got->size());
       co_return in.append(*got);
     }
   }
@@ -96,7 +96,7 @@ task<bool> read_into(Io& io, detail::conn_buffer& in, metrics::counter& received
   }
   if (n == 0)
     co_return false;
-  received.inc(n);
+  detail::server_metrics::add(received, n);
   in.commit(n);
   co_return true;
 }
@@ -176,7 +176,7 @@ class conn_body final : public detail::body_source {
           const ssize_t n = ::recv(m_io.fd(), room.data(), std::min(room.size(), want), MSG_DONTWAIT);
           if (n > 0) {
             ++m_direct_run;
-            m_rx.inc(static_cast<std::uint64_t>(n));
+            detail::server_metrics::add(m_rx, static_cast<std::uint64_t>(n));
             m_in.commit(static_cast<std::size_t>(n));
             continue;
           }
@@ -296,7 +296,7 @@ class conn_writer final : public body_writer {
     bool sent = co_await std::move(tx);
     if (!sent)
       co_return fail(std::errc::connection_reset);
-    m_tx.inc(m_out.size());
+    detail::server_metrics::add(m_tx, m_out.size());
     m_out.clear();
     m_entry.set(detail::conn_state::busy, detail::coarse_now_ms());
     co_return result<void>{};
@@ -326,11 +326,11 @@ task<void> server::serve_connection(net::tcp_stream s, cleartext protocols) {
   entry.fd = s.fd();
   entry.set(detail::conn_state::idle, detail::coarse_now_ms());
   m_registry->add(&entry);
-  m_metrics->accepted->inc();
+  detail::server_metrics::add(*m_metrics->accepted);
   detail::plain_io io{s};
   auto run = run_connection(io, entry, protocols);
   co_await std::move(run);
-  m_metrics->closed->inc();
+  detail::server_metrics::add(*m_metrics->closed);
   // lifetime: serve() returns (and the server may be destroyed) once the registry is
   // empty, so the slot goes back first and remove() is the last touch of the server; the
   // socket closes after it (removed first, so the sweeper never shuts down a reused fd).
@@ -347,7 +347,7 @@ task<void> server::serve_tls_connection(net::tcp_stream s, const tls::context* c
   // sweeper shuts the socket down), and so does the handshake's own timeout.
   entry.set(detail::conn_state::reading, detail::coarse_now_ms());
   m_registry->add(&entry);
-  m_metrics->accepted->inc();
+  detail::server_metrics::add(*m_metrics->accepted);
   auto t = tls::stream::server(*ctx, std::move(s));  // on failure the socket closes with it
   if (t && !stopping()) {
     auto hs = t->handshake(m_opts.header_timeout);
@@ -364,7 +364,7 @@ task<void> server::serve_tls_connection(net::tcp_stream s, const tls::context* c
       }
     }
   }
-  m_metrics->closed->inc();
+  detail::server_metrics::add(*m_metrics->closed);
   // lifetime: as in serve_connection; the stream keeps its context's state alive itself.
   m_slots.release();
   m_registry->remove(&entry);
@@ -598,7 +598,7 @@ task<void> server::run_connection(Io& io, detail::conn_entry& entry, cleartext p
       bool sent = co_await std::move(tx);
       if (!sent)
         break;
-      stats.bytes_sent->inc(out.size());
+      detail::server_metrics::add(*stats.bytes_sent, out.size());
       out.clear();
     }
     if (upgraded) {

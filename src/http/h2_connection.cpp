@@ -180,11 +180,11 @@ task<void> server::run_h2(Io& io, detail::conn_entry& entry, std::span<const std
           if (!got || *got == 0) {
             peer_gone = true;
           } else {
-            stats.bytes_received->inc(*got);
+            detail::server_metrics::add(*stats.bytes_received, *got);
             fine = sess.receive(std::span<const std::byte>(plain.get(), *got));
           }
         } else {
-          stats.bytes_received->inc(rx.n);
+          detail::server_metrics::add(*stats.bytes_received, rx.n);
           fine = sess.receive(std::span<const std::byte>(rx.buf.get(), rx.n));
         }
         if (!peer_gone)
@@ -206,7 +206,7 @@ task<void> server::run_h2(Io& io, detail::conn_entry& entry, std::span<const std
           broken = true;
           break;
         }
-        stats.bytes_sent->inc(out.size());
+        detail::server_metrics::add(*stats.bytes_sent, out.size());
         out.clear();
         if (!fine)
           break;

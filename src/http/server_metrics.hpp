@@ -9,8 +9,11 @@
 //     few ns. The connection's own timestamps are the coarse clock (ms steps), too
 //     coarse for a latency histogram, hence the sampling;
 //   * bytes: one add per recv and per send, connections: one add each way per connection.
+// With SATURN_METRICS=OFF (saturn/config.hpp) every one of these writes compiles out; the
+// counters stay registered and read 0.
 #pragma once
 
+#include <saturn/config.hpp>
 #include <saturn/http/router.hpp>
 #include <saturn/metrics/registry.hpp>
 
@@ -34,8 +37,16 @@ struct server_metrics {
 
   explicit server_metrics(const router& r);
 
+  /// Adds `n` to one of the server's counters (bytes, connections). Loop thread.
+  static void add(metrics::counter& c, std::uint64_t n = 1) noexcept {
+    if constexpr (config::metrics)
+      c.inc(n);
+  }
+
   /// Counts a request answered with `status` by route `route` (unmatched_route: none).
   void count(std::size_t route, int status) noexcept {
+    if constexpr (!config::metrics)
+      return;
     int cls = status / 100;
     if (cls < 1 || cls > 5)
       cls = 5;
@@ -44,6 +55,8 @@ struct server_metrics {
 
   /// The start of a timed request (non-zero) or 0 for one not sampled. Loop thread.
   static std::int64_t sample_start() noexcept {
+    if constexpr (!config::metrics)
+      return 0;
     static thread_local std::uint32_t tick = 0;
     if (++tick % sample_every != 0) [[likely]]
       return 0;
@@ -51,7 +64,7 @@ struct server_metrics {
   }
   /// Observes the time since `start` when it was sampled.
   void sample_end(std::int64_t start) noexcept {
-    if (start == 0) [[likely]]
+    if (!config::metrics || start == 0) [[likely]]
       return;
     const std::int64_t now = std::chrono::steady_clock::now().time_since_epoch().count();
     using period = std::chrono::steady_clock::period;

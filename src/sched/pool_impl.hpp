@@ -107,7 +107,7 @@ struct worker {
     /// after each run of a runnable and each non-blocking turn of the loop, so it is odd
     /// while the worker is inside one. `running` is the runnable being run (null in a
     /// loop turn). Plain stores by the owner; a watchdog reads them.
-    owned_counter progress;
+    progress_counter progress;
     atomic<runnable*> running{nullptr};
     /// Stalls reported on this worker (by stall detectors' watchdogs: an atomic add, rare).
     atomic<std::uint64_t> stalls{0};

@@ -4,6 +4,7 @@
 
 #include <ctime>
 
+#include <saturn/config.hpp>
 #include <saturn/loop/clock.hpp>
 
 #include "ring/sim/sim_hooks.hpp"
@@ -288,10 +289,12 @@ bool park_register(pool_impl& p, worker& w) {
 
 void park(pool_impl& p, worker& w) {
   if (park_register(p, w)) {
-    // Two clock reads per park (a park is a syscall and a context switch anyway).
+    // Two clock reads per park (a park is a syscall and a context switch anyway); none
+    // when metrics are compiled out (the parked time is only a statistic).
     ++w.counters.parks;
-    const std::int64_t parked_at = mono_ns();
-    w.counters.park_update([&] { w.counters.parked_since.store(parked_at, std::memory_order_relaxed); });
+    const std::int64_t parked_at = config::metrics ? mono_ns() : 0;
+    if constexpr (config::metrics)
+      w.counters.park_update([&] { w.counters.parked_since.store(parked_at, std::memory_order_relaxed); });
     if (w.loop) {
       poll_io(p, w, true);  // sleeps in the ring: I/O, a timer, or notify() ends it
     } else {
@@ -299,13 +302,15 @@ void park(pool_impl& p, worker& w) {
       while (w.unparks.load(std::memory_order_acquire) == 0 && !p.stopping.load(std::memory_order_acquire))
         futex_wait(&w.unparks, 0);
     }
-    const std::int64_t woke_at = mono_ns();
     refresh_coarse_clock(w);
-    w.counters.park_update([&] {
-      auto& c = w.counters;
-      c.parked_ns.store(c.parked_ns.load(std::memory_order_relaxed) + (woke_at - parked_at), std::memory_order_relaxed);
-      c.parked_since.store(0, std::memory_order_relaxed);
-    });
+    if constexpr (config::metrics) {
+      const std::int64_t woke_at = mono_ns();
+      w.counters.park_update([&] {
+        auto& c = w.counters;
+        c.parked_ns.store(c.parked_ns.load(std::memory_order_relaxed) + (woke_at - parked_at), std::memory_order_relaxed);
+        c.parked_since.store(0, std::memory_order_relaxed);
+      });
+    }
   }
   leave_sleepers(p, w);
 }

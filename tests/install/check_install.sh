@@ -11,6 +11,10 @@ build=$1 src=$2 cxx=$3
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 cmake --install "$build" --prefix "$tmp/prefix" >"$tmp/install.log"
+# The generated configuration header is installed beside the others (every header
+# includes it through detail/owned_counter.hpp or config-dependent code).
+grep -q '^#define SATURN_METRICS [01]$' "$tmp/prefix/include/saturn/config.hpp" ||
+  { echo "FAIL: include/saturn/config.hpp not installed or not generated"; exit 1; }
 
 configure_warning='saturn: .* miscompiles a coroutine'
 temporary_warning='saturn: .* destroys an aggregate'

@@ -29,11 +29,19 @@ struct compile_case {
   const char* message;
 };
 
-/// `-fsyntax-only` of `source` with -D`define`, include path `root`/include.
+/// The build's generated headers (saturn/config.hpp), passed by tests/CMakeLists.txt.
+#ifdef SATURN_GENERATED_INCLUDE
+inline const std::string k_generated_include = std::string(" -I") + SATURN_GENERATED_INCLUDE;
+#else
+inline const std::string k_generated_include;
+#endif
+
+/// `-fsyntax-only` of `source` with -D`define`, include path `root`/include (and the
+/// build's generated headers).
 inline compile_result compile_with(const std::string& cxx, const std::string& root, const std::string& source,
                                    const std::string& define) {
-  const std::string cmd =
-      cxx + " -std=c++20 -fsyntax-only -I" + root + "/include -D" + define + " " + source + " 2>&1";
+  const std::string cmd = cxx + " -std=c++20 -fsyntax-only -I" + root + "/include" + k_generated_include + " -D" +
+                          define + " " + source + " 2>&1";
   compile_result out;
   FILE* pipe = ::popen(cmd.c_str(), "r");
   if (pipe == nullptr)

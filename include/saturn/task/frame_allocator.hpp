@@ -20,6 +20,7 @@
 /// every frame.
 #pragma once
 
+#include <saturn/config.hpp>
 #include <saturn/detail/atomic.hpp>
 
 #include <cstddef>
@@ -58,10 +59,12 @@ struct frame_cache {
 
 extern constinit thread_local frame_cache t_frame_cache;
 
-/// Adds `n` to a counter of the calling thread's cache (only this thread writes it).
+/// Adds `n` to a counter of the calling thread's cache (only this thread writes it);
+/// nothing when metrics are compiled out (SATURN_METRICS=OFF: frame_usage() reads 0).
 inline void frame_count(atomic<std::uint64_t>& c, std::uint64_t n) noexcept {
   // ordering: relaxed; a statistic, read by frame_usage() with the same tolerance.
-  c.store(c.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+  if constexpr (config::metrics)
+    c.store(c.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
 }
 
 /// Size classes are 8 bytes apart. A frame whose size is an odd multiple of 8 needs no

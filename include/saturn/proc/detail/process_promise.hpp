@@ -11,6 +11,7 @@
 /// the slot is ended without notifications and the frame destroyed.
 #pragma once
 
+#include <saturn/config.hpp>
 #include <saturn/detail/atomic.hpp>
 #include <saturn/proc/detail/node.hpp>
 #include <saturn/proc/detail/signals.hpp>
@@ -113,8 +114,10 @@ struct process_promise_base : promise_base {
     }
     // ordering: relaxed; a statistic. The line is written only on a new record, so this
     // load almost always hits a shared cache line.
-    if (depth > g_mailbox_depth_max.load(std::memory_order_relaxed)) [[unlikely]]
-      raise_mailbox_depth_max(depth);
+    if constexpr (config::metrics) {
+      if (depth > g_mailbox_depth_max.load(std::memory_order_relaxed)) [[unlikely]]
+        raise_mailbox_depth_max(depth);
+    }
     last->m_next = m_tail ? m_tail->m_next : first;
     if (m_tail)
       m_tail->m_next = first;
