@@ -1,7 +1,8 @@
 // Slow paths of the frame allocator: refilling a thread's list from the global pool or a
 // fresh chunk, moving the excess of a capped list to the global pool, trimming (giving
 // chunks whose every frame is free back to the kernel), and the in-use accounting (the
-// live threads' caches in a list, the exited threads' counts folded into totals).
+// live threads' caches in a list, the exited threads' carved bytes folded into totals:
+// in use = carved - listed - trimmed).
 #include <saturn/task/frame_allocator.hpp>
 
 #include <sys/mman.h>
@@ -46,8 +47,9 @@ struct global_pool {
   atomic<unsigned> counts[k_classes] = {};
   std::vector<chunk_info> chunks;  // sorted by base
   frame_cache* live = nullptr;     // registered threads' caches (frame_cache::live_next)
-  std::uint64_t exited_small = 0;  // in-use counts of the threads that exited (mod 2^64)
-  std::uint64_t exited_large = 0;
+  std::uint64_t exited_carved = 0;  // bytes carved by the threads that exited
+  std::uint64_t exited_large = 0;   // large in-use counts of the threads that exited (mod 2^64)
+  std::uint64_t trimmed = 0;        // carved bytes of the chunks frame_trim released
 };
 
 global_pool& pool() {
@@ -80,11 +82,11 @@ void retire_chunk(global_pool& g, frame_cache& c) {
 void flush_lists(global_pool& g, frame_cache& c) {
   for (unsigned cls = 0; cls < k_classes; ++cls) {
     if (c.lists[cls] != nullptr) {
-      g.batches[cls].push_back(batch{c.lists[cls], c.counts[cls]});
+      g.batches[cls].push_back(batch{c.lists[cls], c.counts[cls].load(std::memory_order_relaxed)});
       g.counts[cls].store(static_cast<unsigned>(g.batches[cls].size()), std::memory_order_relaxed);
     }
     c.lists[cls] = nullptr;
-    c.counts[cls] = 0;
+    c.counts[cls].store(0, std::memory_order_relaxed);
   }
 }
 
@@ -97,7 +99,8 @@ struct thread_flusher {
     std::lock_guard lock(g.mutex);
     flush_lists(g, c);
     retire_chunk(g, c);
-    g.exited_small += c.small_in_use.exchange(0, std::memory_order_relaxed);
+    if constexpr (config::metrics)
+      g.exited_carved += c.carved.exchange(0, std::memory_order_relaxed);
     g.exited_large += c.large_in_use.exchange(0, std::memory_order_relaxed);
     if (c.live_prev != nullptr)
       c.live_prev->live_next = c.live_next;
@@ -140,7 +143,7 @@ bool refill_from_pool(frame_cache& c, unsigned cls) {
   g.batches[cls].pop_back();
   g.counts[cls].store(static_cast<unsigned>(g.batches[cls].size()), std::memory_order_relaxed);
   c.lists[cls] = b.head;
-  c.counts[cls] = b.count;
+  c.counts[cls].store(b.count, std::memory_order_relaxed);
   return true;
 }
 
@@ -155,11 +158,10 @@ void* frame_allocate_slow(std::size_t size) {
     return p;
   }
   const unsigned cls = frame_class(size);
-  frame_count(c.small_in_use, frame_class_size(cls));
   if (refill_from_pool(c, cls)) {
     frame_node* n = c.lists[cls];
     c.lists[cls] = n->next;
-    --c.counts[cls];
+    frame_list_add(c.counts[cls], ~0u);  // -1
     return n;
   }
   const std::size_t rounded = frame_class_size(cls);
@@ -167,10 +169,8 @@ void* frame_allocate_slow(std::size_t size) {
   const std::size_t pad = (rounded % 16 == 0) ? (reinterpret_cast<std::uintptr_t>(c.bump) & 15) : 0;
   if (c.bump == nullptr || static_cast<std::size_t>(c.bump_end - c.bump) < rounded + pad) {
     void* chunk = ::mmap(nullptr, k_chunk, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (chunk == MAP_FAILED) {
-      frame_count(c.small_in_use, std::uint64_t{0} - rounded);
+    if (chunk == MAP_FAILED)
       throw std::bad_alloc();
-    }
     {
       global_pool& g = pool();
       std::lock_guard lock(g.mutex);
@@ -188,6 +188,7 @@ void* frame_allocate_slow(std::size_t size) {
   }
   void* p = c.bump;
   c.bump += rounded;
+  frame_count(c.carved, rounded);
   return p;
 }
 
@@ -201,14 +202,13 @@ void frame_deallocate_slow(void* p, std::size_t size) noexcept {
   }
   // The list is at its cap: hand a batch of it to the global pool, keep the rest.
   const unsigned cls = frame_class(size);
-  frame_count(c.small_in_use, std::uint64_t{0} - frame_class_size(cls));
   const unsigned give = frame_cap(cls) / 2;
   frame_node* head = c.lists[cls];
   frame_node* tail = head;
   for (unsigned i = 1; i < give; ++i)
     tail = tail->next;
   c.lists[cls] = tail->next;
-  c.counts[cls] -= give;
+  frame_list_add(c.counts[cls], 0u - give);
   tail->next = nullptr;
   {
     global_pool& g = pool();
@@ -219,7 +219,7 @@ void frame_deallocate_slow(void* p, std::size_t size) noexcept {
   auto* n = static_cast<frame_node*>(p);
   n->next = c.lists[cls];
   c.lists[cls] = n;
-  ++c.counts[cls];
+  frame_list_add(c.counts[cls], 1);
 }
 
 std::size_t frame_mapped_bytes() noexcept {
@@ -231,15 +231,26 @@ std::size_t frame_mapped_bytes() noexcept {
 frame_usage_bytes frame_usage() noexcept {
   global_pool& g = pool();
   std::lock_guard lock(g.mutex);
-  std::uint64_t small = g.exited_small;
+  if constexpr (!config::metrics)
+    return {};
+  // Free frames: the pooled batches and every live thread's lists (exited threads handed
+  // theirs to the pool), at their class sizes.
+  std::uint64_t listed = 0;
+  for (unsigned cls = 0; cls < k_classes; ++cls)
+    for (const batch& b : g.batches[cls])
+      listed += std::uint64_t{b.count} * frame_class_size(cls);
+  std::uint64_t small = g.exited_carved - g.trimmed;
   std::uint64_t large = g.exited_large;
   // lifetime: a cache leaves the list (under this lock) before its thread's storage goes.
   for (const frame_cache* c = g.live; c != nullptr; c = c->live_next) {
-    small += c->small_in_use.load(std::memory_order_relaxed);
+    small += c->carved.load(std::memory_order_relaxed);
     large += c->large_in_use.load(std::memory_order_relaxed);
+    for (unsigned cls = 0; cls < k_classes; ++cls)
+      listed += std::uint64_t{c->counts[cls].load(std::memory_order_relaxed)} * frame_class_size(cls);
   }
-  // The counts are read one thread after another: a frame allocated on one thread and
-  // freed on another meanwhile can make the sum dip below zero for an instant.
+  small -= listed;
+  // The counts are read one thread after another: a frame moving between two threads'
+  // lists meanwhile can make the difference dip below zero for an instant.
   const auto clamp = [](std::uint64_t v) { return static_cast<std::int64_t>(v) < 0 ? 0 : static_cast<std::size_t>(v); };
   return {clamp(small), clamp(large)};
 }
@@ -297,10 +308,13 @@ std::size_t frame_trim() noexcept {
   std::vector<chunk_info> live;
   live.reserve(g.chunks.size() - released);
   for (std::size_t i = 0; i < g.chunks.size(); ++i) {
-    if (release[i])
+    if (release[i]) {
+      g.trimmed += g.chunks[i].carved;  // every frame of it was free: none is in use
       ::munmap(g.chunks[i].base, k_chunk);
-    else
+    }
+    else {
       live.push_back(g.chunks[i]);
+    }
   }
   g.chunks = std::move(live);
   return released * k_chunk;

@@ -408,8 +408,13 @@ TEST(task_frame_allocator, trim_releases_fully_free_chunks_only) {
       if (p != survivor)
         saturn::detail::frame_deallocate(p, size);
   }).join();  // its lists go to the global pool and its last chunk is retired
+  const std::size_t in_use_before = saturn::task_memory_in_use();
   const std::size_t released = saturn::trim_task_memory();
   EXPECT_GE(released, (n - 1) * 208 / 2) << "most of ~10 MB of free frames should go back";
+  if constexpr (saturn::config::metrics) {
+    // Released chunks held only free frames: the bytes in use (the survivor among them) stay.
+    EXPECT_EQ(saturn::task_memory_in_use(), in_use_before);
+  }
   auto* bytes = static_cast<unsigned char*>(survivor);
   for (std::size_t i = 0; i < size; ++i)
     ASSERT_EQ(bytes[i], 0x5a) << "a live frame's chunk was released";
