@@ -307,7 +307,8 @@ void park(pool_impl& p, worker& w) {
       const std::int64_t woke_at = mono_ns();
       w.counters.park_update([&] {
         auto& c = w.counters;
-        c.parked_ns.store(c.parked_ns.load(std::memory_order_relaxed) + (woke_at - parked_at), std::memory_order_relaxed);
+        c.parked_ns.store(c.parked_ns.load(std::memory_order_relaxed) + (woke_at - parked_at),
+                          std::memory_order_relaxed);
         c.parked_since.store(0, std::memory_order_relaxed);
       });
     }
