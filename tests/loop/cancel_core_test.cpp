@@ -132,8 +132,34 @@ void run_until(event_loop& loop, const tally& t, int n) {
   }
 }
 
+/// One operation on one loop, and the checks every single-path test ends with.
 template <class Box>
-class CancelCore : public ::testing::Test {};
+class CancelCore : public ::testing::Test {
+ protected:
+  /// Starts an operation that completes after `turns` loop turns (manual: when the test
+  /// calls complete()), under `src`'s token when `with_token`.
+  fake_op<Box>* start(int turns, bool manual, bool with_token = true, int stop_on_turn = -1) {
+    auto* op = new fake_op<Box>(t, 0, turns, manual);
+    op->start(loop, with_token ? &src : nullptr, stop_on_turn);
+    return op;
+  }
+  void stop_from_another_thread() {
+    std::thread([this] { src.request_stop(); }).join();
+  }
+  /// Runs the loop until the operation finished, and checks it finished exactly once
+  /// along the expected path.
+  void expect_finished_once(int cancels, int after_posts) {
+    run_until(loop, t, 1);
+    EXPECT_EQ(t.finished[0], 1);
+    EXPECT_EQ(t.total, 1);
+    EXPECT_EQ(t.cancels, cancels);
+    EXPECT_EQ(t.after_posts, after_posts);
+  }
+
+  event_loop loop;
+  tally t{1};
+  std::stop_source src;
+};
 using homes = ::testing::Types<void, counting_box>;
 class home_names {
  public:
@@ -145,77 +171,44 @@ class home_names {
 TYPED_TEST_SUITE(CancelCore, homes, home_names);
 
 TYPED_TEST(CancelCore, CompletesWithoutAStopToken) {
-  event_loop loop;
-  tally t(1);
-  (new fake_op<TypeParam>(t, 0, 2, false))->start(loop, nullptr, -1);
-  run_until(loop, t, 1);
-  EXPECT_EQ(t.finished[0], 1);
-  EXPECT_EQ(t.cancels, 0);
+  this->start(2, false, false);
+  this->expect_finished_once(0, 0);
 }
 
 TYPED_TEST(CancelCore, StopRequestedBeforeArmCancelsInsideArm) {
-  event_loop loop;
-  tally t(1);
-  std::stop_source src;
-  src.request_stop();
-  (new fake_op<TypeParam>(t, 0, 1000, false))->start(loop, &src, -1);
-  EXPECT_EQ(t.cancels, 1);  // stop_while_arming, acted on before arm() returned
-  run_until(loop, t, 1);
-  EXPECT_EQ(t.finished[0], 1);
+  this->src.request_stop();
+  this->start(1000, false);
+  EXPECT_EQ(this->t.cancels, 1);  // stop_while_arming, acted on before arm() returned
+  this->expect_finished_once(1, 0);
 }
 
 TYPED_TEST(CancelCore, StopOnTheLoopThreadCancelsAtOnce) {
-  event_loop loop;
-  tally t(1);
-  std::stop_source src;
-  (new fake_op<TypeParam>(t, 0, 1000, false))->start(loop, &src, 3);
-  run_until(loop, t, 1);  // would take 1000 turns without the cancel
-  EXPECT_EQ(t.cancels, 1);
-  EXPECT_EQ(t.after_posts, 0);
-  EXPECT_EQ(t.finished[0], 1);
+  this->start(1000, false, true, 3);
+  this->expect_finished_once(1, 0);  // would take 1000 turns without the cancel
 }
 
 TYPED_TEST(CancelCore, StopFromAnotherThreadIsPostedToTheLoop) {
-  event_loop loop;
-  tally t(1);
-  std::stop_source src;
-  (new fake_op<TypeParam>(t, 0, 1'000'000, false))->start(loop, &src, -1);
-  std::thread([&] { src.request_stop(); }).join();
-  EXPECT_EQ(t.cancels, 0);  // posted, not yet run
-  run_until(loop, t, 1);
-  EXPECT_EQ(t.cancels, 1);
-  EXPECT_EQ(t.after_posts, 0);
-  EXPECT_EQ(t.finished[0], 1);
+  this->start(1'000'000, false);
+  this->stop_from_another_thread();
+  EXPECT_EQ(this->t.cancels, 0);  // posted, not yet run
+  this->expect_finished_once(1, 0);
 }
 
 TYPED_TEST(CancelCore, CompletionWhileARequestTravelsLetsTheRequestFinish) {
-  event_loop loop;
-  tally t(1);
-  std::stop_source src;
-  auto* op = new fake_op<TypeParam>(t, 0, 0, true);
-  op->start(loop, &src, -1);
-  std::thread([&] { src.request_stop(); }).join();  // state posted, its runnable queued
-  op->complete();                                   // the CQE first: must not finish
-  EXPECT_EQ(t.total, 0);
-  run_until(loop, t, 1);  // the request's runnable finishes it, exactly once
-  EXPECT_EQ(t.after_posts, 1);
-  EXPECT_EQ(t.cancels, 0);
-  EXPECT_EQ(t.finished[0], 1);
+  auto* op = this->start(0, true);
+  this->stop_from_another_thread();  // state posted, its runnable queued
+  op->complete();                    // the CQE first: must not finish
+  EXPECT_EQ(this->t.total, 0);
+  this->expect_finished_once(0, 1);  // the request's runnable finishes it, exactly once
 }
 
 TYPED_TEST(CancelCore, StopAfterCompletionDoesNothing) {
-  event_loop loop;
-  tally t(1);
-  std::stop_source src;
-  auto* op = new fake_op<TypeParam>(t, 0, 0, true);
-  op->start(loop, &src, -1);
-  op->complete();
-  EXPECT_EQ(t.finished[0], 1);
-  src.request_stop();  // the callback was dropped by disarm(): nothing runs
-  std::thread([&] { src.request_stop(); }).join();
-  loop.run_once(false);
-  EXPECT_EQ(t.cancels, 0);
-  EXPECT_EQ(t.total, 1);
+  this->start(0, true)->complete();
+  EXPECT_EQ(this->t.finished[0], 1);
+  this->src.request_stop();  // the callback was dropped by disarm(): nothing runs
+  this->stop_from_another_thread();
+  this->loop.run_once(false);
+  this->expect_finished_once(0, 0);
 }
 
 /// The race: 64 operations per round, each with a random completion time and one of: no
@@ -227,10 +220,9 @@ TYPED_TEST(CancelCore, RandomStopsRaceCompletionsAndEachFinishesOnce) {
   constexpr int k_ops = 64;
   constexpr int k_rounds = 300;
   std::mt19937 rng(20261205);
-  event_loop loop;
   int cancels = 0, after_posts = 0, cross = 0;
   for (int round = 0; round < k_rounds; ++round) {
-    tally t(k_ops);
+    tally rt(k_ops);
     std::vector<std::stop_source> sources(k_ops);
     std::vector<int> kind(k_ops), turns(k_ops), spin(k_ops);
     std::vector<int> remote;  // ids stopped from the other thread, in its order
@@ -259,16 +251,17 @@ TYPED_TEST(CancelCore, RandomStopsRaceCompletionsAndEachFinishesOnce) {
       if (kind[u] == 1)
         sources[u].request_stop();
       const int stop_on_turn = kind[u] == 2 ? static_cast<int>(rng() % 4) : -1;
-      (new fake_op<TypeParam>(t, i, turns[u], false))->start(loop, kind[u] == 0 ? nullptr : &sources[u], stop_on_turn);
+      (new fake_op<TypeParam>(rt, i, turns[u], false))
+          ->start(this->loop, kind[u] == 0 ? nullptr : &sources[u], stop_on_turn);
     }
-    run_until(loop, t, k_ops);
+    run_until(this->loop, rt, k_ops);
     stopper.join();
-    loop.run_once(false);  // nothing may be left to run: an extra finish would count
+    this->loop.run_once(false);  // nothing may be left to run: an extra finish would count
     for (int i = 0; i < k_ops; ++i)
-      ASSERT_EQ(t.finished[static_cast<std::size_t>(i)], 1) << "round " << round << ", operation " << i;
-    ASSERT_EQ(t.total, k_ops);
-    cancels += t.cancels;
-    after_posts += t.after_posts;
+      ASSERT_EQ(rt.finished[static_cast<std::size_t>(i)], 1) << "round " << round << ", operation " << i;
+    ASSERT_EQ(rt.total, k_ops);
+    cancels += rt.cancels;
+    after_posts += rt.after_posts;
   }
   if constexpr (!std::is_void_v<TypeParam>) {
     EXPECT_EQ(counting_box::live.load(), 0);
