@@ -229,10 +229,10 @@ std::size_t frame_mapped_bytes() noexcept {
 }
 
 frame_usage_bytes frame_usage() noexcept {
+  if constexpr (!config::metrics)
+    return {};  // nothing was counted: no lock to take
   global_pool& g = pool();
   std::lock_guard lock(g.mutex);
-  if constexpr (!config::metrics)
-    return {};
   // Free frames: the pooled batches and every live thread's lists (exited threads handed
   // theirs to the pool), at their class sizes.
   std::uint64_t listed = 0;
