@@ -173,17 +173,18 @@ def wait_quiet(max_wait: float, pct: float = 10.0) -> float:
     """Wait up to max_wait seconds until under pct % of the machine is busy.
 
     Returns the last busy percentage seen (0 when max_wait is 0: no check). Time spent
-    beyond the first half-second look comes out of the session's budget; once that is
-    used up, runs start without waiting."""
+    beyond the first look comes out of the session's budget; once that is used up, runs
+    start without waiting."""
     budget = _quiet_budget[0]
     if max_wait <= 0 or (budget is not None and budget <= 0):
         return 0.0
     t0 = time.monotonic()
     deadline = t0 + (max_wait if budget is None else min(max_wait, budget + 0.5))
-    while True:
+    # The first look is short (a quiet machine is the common case and every run pays it);
+    # the later ones, while waiting, are half a second each.
+    b = busy_pct(0.25)
+    while b >= pct and time.monotonic() < deadline:
         b = busy_pct()
-        if b < pct or time.monotonic() >= deadline:
-            break
     if budget is not None:
         _quiet_budget[0] = budget - max(0.0, time.monotonic() - t0 - 0.5)
         if _quiet_budget[0] <= 0:
