@@ -627,7 +627,7 @@ def run_arena(step: Step, run: SuiteRun, log_path: Path) -> tuple[list, dict]:
             load_argv = ((lambda secs: _h2load_argv(profile, h2_port, secs, uri_file, conns)) if h2 else
                          (lambda secs: _load_argv(run, profile, server.port, tls_port, secs)))
             if p.warmup:
-                warm = run_process(load_argv(p.warmup), timeout=p.warmup + (15 if h2 else 60),
+                warm = run_process(load_argv(p.warmup), timeout=p.warmup + (8 if h2 else 60),
                                    log_path=log_path, header=header + " (warm-up)")
                 if warm.error:
                     # A load that hung in the warm-up (h2load waiting on a stream the server
@@ -638,7 +638,7 @@ def run_arena(step: Step, run: SuiteRun, log_path: Path) -> tuple[list, dict]:
             argv_w = load_argv(p.duration)
             # h2load's -D ends its run; the timeout only catches an h2load that never exits.
             rec, why = median_samples(p.samples, lambda: _measured(
-                server, argv_w, profile, log_path, header, p.duration + (15 if h2 else 60)))
+                server, argv_w, profile, log_path, header, p.duration + (8 if h2 else 60)))
             uri_file.unlink(missing_ok=True)
             if rec:
                 objs.append({"suite": "arena", "scenario": profile, "runtime": step.runtime,

@@ -367,7 +367,7 @@ def _make_suites() -> dict:
     suites = [
         Suite("loop", "loop — event-loop floor (against raw liburing)", "saturn-bench-loop",
               (("liburing", "loop-liburing"),),
-              quick=Params(rounds=3, samples=1, warmup=1), full=Params(rounds=10, samples=3, warmup=1),
+              quick=Params(rounds=2, samples=1, warmup=1), full=Params(rounds=10, samples=3, warmup=1),
               scenarios=LOOP_SCENARIOS, make_steps=loop_steps,
               figures={"nop_batched_128": ("ops_per_sec", "ns_per_op"),
                        "nop_pingpong": ("ns_per_op",), "await_pingpong": ("ns_per_op",),
@@ -444,7 +444,7 @@ def _make_suites() -> dict:
               note="Every rung of the ladder runs in its own process."),
         Suite("walk", "walk — parallel directory walk", "saturn-walk",
               (("rayon", "walk-rayon"), ("go", "walk-go")),
-              quick=Params(rounds=2, runs=5), full=Params(rounds=5, runs=10),
+              quick=Params(rounds=2, runs=3), full=Params(rounds=5, runs=10),
               scenarios=walk.ROOT_NAMES, make_steps=_walk_steps, plan_round=walk.plan_round,
               figures={"*": ("wall_s",)}, gate={"*": ("wall_s",)},
               note="Whole process, hot cache: `hyperfine -N --warmup 3`, median of the runs "
@@ -607,7 +607,7 @@ def _make_suites() -> dict:
                    "other processes' time slices. grpc-go has no in-process entry."),
         Suite("pg", "pg — PostgreSQL drivers on one connection", "saturn-bench-pg",
               (("tokio", "pg-tokio"), ("node", "pg-node"), ("asyncpg", "pg-asyncpg")),
-              quick=Params(rounds=2, samples=3, warmup=1),
+              quick=Params(rounds=2, samples=2, warmup=1),
               full=Params(rounds=5, samples=5, warmup=1),
               scenarios=("roundtrip", "pipelined_10k", "fetch_100k"), make_steps=pg_steps,
               figures={"roundtrip": ("ops_per_sec", "p50_us", "p99_us", "cpu_us_per_query"),
