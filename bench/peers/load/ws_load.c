@@ -9,7 +9,9 @@
 // s3pPLMBiTxaQ9kYGzzhZRbK+xOo=, then runs a closed loop of one message in flight: a masked
 // text frame `hello` (mask 12 34 56 78, HttpArena's frame), and the server's unmasked
 // echo, checked byte for byte (opcode, length, payload), before the next one. Connections
-// are spread over T threads, one epoll each. After S seconds it prints one line:
+// are spread over T threads, one epoll each. The measured window starts once every
+// connection is upgraded (or has failed), waiting at most 10 s for that: a server still
+// answering handshakes is not measured on its echo rate. After S seconds it prints one line:
 //
 //   WS_RESULT {"msgs":N,"duration_s":D,"msgs_per_sec":R,"p50_us":..,"p99_us":..,
 //              "conns":C,"upgraded":U,"errors":E}
@@ -86,7 +88,7 @@ static double bucket_us(int b) {
 }
 
 static void fail_conn(struct worker* w, struct conn* c) {
-  w->errors++;
+  __atomic_fetch_add(&w->errors, 1, __ATOMIC_RELAXED);  // main polls it (the handshake phase)
   if (c->fd >= 0) {
     epoll_ctl(w->epfd, EPOLL_CTL_DEL, c->fd, NULL);
     close(c->fd);
@@ -142,7 +144,7 @@ static void on_readable(struct worker* w, struct conn* c) {
         fail_conn(w, c);  // refused, a wrong accept key, or bytes nobody asked for
         return;
       }
-      w->upgraded++;
+      __atomic_fetch_add(&w->upgraded, 1, __ATOMIC_RELAXED);  // main polls it (the handshake phase)
       send_frame(w, c);
       if (c->fd < 0) return;
       continue;
@@ -235,7 +237,17 @@ int main(int argc, char** argv) {
     }
   }
   for (int t = 0; t < g_threads; t++) pthread_create(&ws[t].tid, NULL, run_worker, &ws[t]);
-  // Every connection has had its upgrade sent; the measured window starts now.
+  // Every connection has had its upgrade sent; the measured window starts once every one
+  // is upgraded or has failed (at most 10 s: then the run counts as not upgraded).
+  const uint64_t handshake_deadline = now_ns() + 10000000000ull;
+  for (;;) {
+    uint64_t done = connect_errors;
+    for (int t = 0; t < g_threads; t++)
+      done += __atomic_load_n(&ws[t].upgraded, __ATOMIC_RELAXED) + __atomic_load_n(&ws[t].errors, __ATOMIC_RELAXED);
+    if (done >= (uint64_t)g_conns || now_ns() >= handshake_deadline) break;
+    struct timespec ms = {.tv_sec = 0, .tv_nsec = 1000000};
+    nanosleep(&ms, NULL);
+  }
   uint64_t t0 = now_ns();
   g_measuring = 1;
   struct timespec d = {.tv_sec = g_duration, .tv_nsec = 0};
