@@ -117,13 +117,14 @@ void string_value(rapidjson::Writer<rapidjson::StringBuffer>& w, rapidjson::Stri
 }  // namespace
 
 std::optional<std::string> render_json(const std::vector<item>& items, std::size_t count, std::int64_t m) {
+  const std::size_t n = std::min(count, items.size());
   // About 200 bytes an item: sized once, so the buffer never grows (and copies) mid-way.
-  rapidjson::StringBuffer buf(nullptr, 64 + 256 * std::min(count, items.size()));
+  rapidjson::StringBuffer buf(nullptr, 64 + 256 * n);
   rapidjson::Writer<rapidjson::StringBuffer> w(buf);
   w.StartObject();
   key(w, "\"items\"");
   w.StartArray();
-  for (std::size_t i = 0; i < count && i < items.size(); ++i) {
+  for (std::size_t i = 0; i < n; ++i) {
     const item& it = items[i];
     w.StartObject();
     key(w, "\"id\"");
@@ -159,7 +160,7 @@ std::optional<std::string> render_json(const std::vector<item>& items, std::size
   }
   w.EndArray();
   key(w, "\"count\"");
-  w.Uint64(std::min(count, items.size()));
+  w.Uint64(n);
   w.EndObject();
   return std::string(buf.GetString(), buf.GetSize());
 }

@@ -626,8 +626,10 @@ def run_arena(step: Step, run: SuiteRun, log_path: Path) -> tuple[list, dict]:
             uri_file = Path(tempfile.mkstemp(prefix="saturn-bench-h2load-", suffix=".txt")[1])
             load_argv = ((lambda secs: _h2load_argv(profile, h2_port, secs, uri_file, conns)) if h2 else
                          (lambda secs: _load_argv(run, profile, server.port, tls_port, secs)))
+            # h2load's -D ends its run; the margin only catches an h2load that never exits.
+            margin = 8 if h2 else 60
             if p.warmup:
-                warm = run_process(load_argv(p.warmup), timeout=p.warmup + (8 if h2 else 60),
+                warm = run_process(load_argv(p.warmup), timeout=p.warmup + margin,
                                    log_path=log_path, header=header + " (warm-up)")
                 if warm.error:
                     # A load that hung in the warm-up (h2load waiting on a stream the server
@@ -636,9 +638,8 @@ def run_arena(step: Step, run: SuiteRun, log_path: Path) -> tuple[list, dict]:
                     reasons[profile] = f"warm-up: {warm.error}"
                     continue
             argv_w = load_argv(p.duration)
-            # h2load's -D ends its run; the timeout only catches an h2load that never exits.
             rec, why = median_samples(p.samples, lambda: _measured(
-                server, argv_w, profile, log_path, header, p.duration + (8 if h2 else 60)))
+                server, argv_w, profile, log_path, header, p.duration + margin))
             uri_file.unlink(missing_ok=True)
             if rec:
                 objs.append({"suite": "arena", "scenario": profile, "runtime": step.runtime,

@@ -169,6 +169,9 @@ def set_quiet_budget(seconds: float | None) -> None:
     _quiet_budget[:] = [seconds, seconds]
 
 
+FIRST_LOOK_S = 0.25  # wait_quiet's first look at the machine (free of the waiting budget)
+
+
 def wait_quiet(max_wait: float, pct: float = 10.0) -> float:
     """Wait up to max_wait seconds until under pct % of the machine is busy.
 
@@ -179,14 +182,14 @@ def wait_quiet(max_wait: float, pct: float = 10.0) -> float:
     if max_wait <= 0 or (budget is not None and budget <= 0):
         return 0.0
     t0 = time.monotonic()
-    deadline = t0 + (max_wait if budget is None else min(max_wait, budget + 0.5))
+    deadline = t0 + (max_wait if budget is None else min(max_wait, budget + FIRST_LOOK_S))
     # The first look is short (a quiet machine is the common case and every run pays it);
     # the later ones, while waiting, are half a second each.
-    b = busy_pct(0.25)
+    b = busy_pct(FIRST_LOOK_S)
     while b >= pct and time.monotonic() < deadline:
         b = busy_pct()
     if budget is not None:
-        _quiet_budget[0] = budget - max(0.0, time.monotonic() - t0 - 0.5)
+        _quiet_budget[0] = budget - max(0.0, time.monotonic() - t0 - FIRST_LOOK_S)
         if _quiet_budget[0] <= 0:
             log(f"the machine stayed busy: the {_quiet_budget[1]:.0f} s budget for waiting "
                 "for a quiet machine is used up, later runs start at once (see each run's "
