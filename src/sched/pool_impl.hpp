@@ -231,7 +231,11 @@ struct pool_impl {
       return;
     notify_one();
   }
+  /// Counts an unpark on `w` and wakes it (shutdown; notify_one and wake_worker count
+  /// theirs under sleepers_mutex and call wake_parked).
   void unpark(worker& w) noexcept;
+  /// Ends `w`'s sleep (its loop's notify, or the futex) after its unpark was counted.
+  void wake_parked(worker& w) noexcept;
   /// Takes worker `index` out of the sleeper list if it is there (one fewer sleeping);
   /// whether it was. The caller holds sleepers_mutex.
   bool remove_sleeper_locked(unsigned index) noexcept {

@@ -456,8 +456,15 @@ void pool_impl::notify_one() noexcept {
     sleepers.pop_back();
     num_sleeping.fetch_sub(1, std::memory_order_seq_cst);
     num_searching.fetch_add(1, std::memory_order_seq_cst);
+    // Counted under the lock, with the pop: the popped worker, when it leaves the sleeper
+    // list (under this lock), must see this unpark and take the searcher count over.
+    // Counted after the unlock, a worker leaving park() without sleeping (it saw work)
+    // missed it, ran the work as a non-searcher, and num_searching stayed 1 with nobody
+    // searching: every notify_from_worker() bailed and a parked worker was never woken
+    // (a spawn into a busy worker's LIFO slot waited until that worker got to it).
+    workers[id]->unparks.fetch_add(1, std::memory_order_release);
   }
-  unpark(*workers[id]);
+  wake_parked(*workers[id]);
 }
 
 void pool_impl::wake_worker(worker& w) noexcept {
@@ -468,12 +475,17 @@ void pool_impl::wake_worker(worker& w) noexcept {
     if (!remove_sleeper_locked(w.index))
       return;
     num_searching.fetch_add(1, std::memory_order_seq_cst);  // as notify_one: taken over on waking
+    w.unparks.fetch_add(1, std::memory_order_release);       // as notify_one: under the lock
   }
-  unpark(w);
+  wake_parked(w);
 }
 
 void pool_impl::unpark(worker& w) noexcept {
   w.unparks.fetch_add(1, std::memory_order_release);
+  wake_parked(w);
+}
+
+void pool_impl::wake_parked(worker& w) noexcept {
   if (event_loop* l = w.loop_ptr.load(std::memory_order_acquire)) {
     l->notify();
   } else {
