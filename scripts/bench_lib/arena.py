@@ -49,7 +49,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from .common import log, run_process, wait_quiet
+from .common import Unstick, log, run_process, wait_quiet
 from .model import Step, SuiteRun
 from .netrun import Server, _free_port, measured_load, median_samples, tls_certs
 
@@ -513,10 +513,37 @@ def _h2load_argv(profile: str, port: int, seconds: int, uri_file: Path, conns: i
     return argv + ["-H", f"Accept-Encoding: {STATIC_AE}", "-i", str(uri_file)]
 
 
+# h2load 1.52 (Debian 12) can leave a few connections running after -D: every thread
+# prints "Stopped all clients" and h2load never exits, its stray clients sending
+# requests for ever. Seen with Go's HTTP/2 over TLS at 256 connections (Go completed
+# some TLS handshakes 4 s into a loaded run); -T does not end them. Its counts are final
+# by then (only the -D window is counted), so when every thread has stopped and h2load
+# still runs half a second later, the runner closes h2load's remaining connections to
+# the server's port (ss -K: the kernel's SOCK_DESTROY, root only) and h2load prints its
+# result and exits. The record says so (`unstuck`); the server's CPU figures then
+# include that half second of the stray clients' load.
+H2LOAD_STUCK_GRACE_S = 0.5
+
+
+def _h2load_unstick(port: int, threads: int) -> Unstick:
+    def act() -> str:
+        what = f"h2load still running {H2LOAD_STUCK_GRACE_S} s after all its clients stopped"
+        try:
+            out = subprocess.run(["ss", "-K", "-tn", "state", "established", f"( dport = :{port} )"],
+                                 capture_output=True, text=True, timeout=10)
+        except (OSError, subprocess.SubprocessError) as e:
+            return f"{what}; ss -K failed: {e}"
+        n = max(0, len(out.stdout.splitlines()) - 1)
+        return f"{what}: closed its {n} remaining connection(s) with ss -K"
+    return Unstick(done=lambda out: out.count("Stopped all clients") >= threads, act=act,
+                   grace_s=H2LOAD_STUCK_GRACE_S)
+
+
 def _h2load_result(stdout: str) -> dict | None:
-    """h2load's summary read like wrk's result: requests (succeeded), rps over h2load's
-    own duration, bytes (all traffic), errors (failed + errored + timeout), non2xx, and
-    the application protocol it negotiated (`protocol`)."""
+    """h2load's summary read like wrk's result: requests (succeeded), rps as h2load
+    gives it (succeeded over the -D window, HttpArena's reading; `duration_s` is that
+    window, `wall_s` h2load's whole run), bytes (all traffic), errors (failed + errored +
+    timeout), non2xx, and the application protocol it negotiated (`protocol`)."""
     import re
     fin = re.search(r"^finished in ([\d.]+)s, ([\d.]+) req/s", stdout, re.M)
     req = re.search(r"^requests: (\d+) total, (\d+) started, (\d+) done, (\d+) succeeded, "
@@ -526,9 +553,10 @@ def _h2load_result(stdout: str) -> dict | None:
     proto = re.search(r"^Application protocol: (\S+)", stdout, re.M)
     if not (fin and req and codes and traffic):
         return None
-    secs = float(fin.group(1))
+    wall, rps = float(fin.group(1)), float(fin.group(2))
     ok = int(req.group(4))
-    return {"requests": ok, "duration_s": secs, "rps": round(ok / max(secs, 1e-6), 1),
+    return {"requests": ok, "duration_s": round(ok / rps, 3) if rps > 0 else wall, "wall_s": wall,
+            "rps": round(rps, 1),
             "bytes": int(traffic.group(1)),
             "errors": int(req.group(5)) + int(req.group(6)) + int(req.group(7)),
             "non2xx": int(codes.group(2)) + int(codes.group(3)) + int(codes.group(4)),
@@ -536,13 +564,13 @@ def _h2load_result(stdout: str) -> dict | None:
 
 
 def _measured(server: Server, argv: list, profile: str, log_path: Path, header: str,
-              timeout: float) -> tuple[dict | None, str]:
+              timeout: float, unstick: Unstick | None = None) -> tuple[dict | None, str]:
     """One measured run (netrun.measured_load) plus the arena's own figures: bytes per
     response, RSS now and at its peak, and MB/s for upload and static."""
     ws, h2 = profile == "echo-ws", profile in H2_PROFILES
     result, why = measured_load(server, argv, log_path, header, timeout,
                                 parse=_ws_result if ws else _h2load_result if h2 else None,
-                                tool="ws-load" if ws else "h2load" if h2 else "wrk")
+                                tool="ws-load" if ws else "h2load" if h2 else "wrk", unstick=unstick)
     if result is None:
         return None, why
     n = result.get("requests") or 0
@@ -628,9 +656,10 @@ def run_arena(step: Step, run: SuiteRun, log_path: Path) -> tuple[list, dict]:
                          (lambda secs: _load_argv(run, profile, server.port, tls_port, secs)))
             # h2load's -D ends its run; the margin only catches an h2load that never exits.
             margin = 8 if h2 else 60
+            unstick = _h2load_unstick(h2_port, min(WRK_THREADS, conns)) if h2 else None
             if p.warmup:
                 warm = run_process(load_argv(p.warmup), timeout=p.warmup + margin,
-                                   log_path=log_path, header=header + " (warm-up)")
+                                   log_path=log_path, header=header + " (warm-up)", unstick=unstick)
                 if warm.error:
                     # A load that hung in the warm-up (h2load waiting on a stream the server
                     # never answers) hangs in the measured run too: one timeout is enough.
@@ -639,7 +668,7 @@ def run_arena(step: Step, run: SuiteRun, log_path: Path) -> tuple[list, dict]:
                     continue
             argv_w = load_argv(p.duration)
             rec, why = median_samples(p.samples, lambda: _measured(
-                server, argv_w, profile, log_path, header, p.duration + margin))
+                server, argv_w, profile, log_path, header, p.duration + margin, unstick))
             uri_file.unlink(missing_ok=True)
             if rec:
                 objs.append({"suite": "arena", "scenario": profile, "runtime": step.runtime,

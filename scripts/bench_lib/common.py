@@ -169,7 +169,7 @@ def set_quiet_budget(seconds: float | None) -> None:
     _quiet_budget[:] = [seconds, seconds]
 
 
-FIRST_LOOK_S = 0.25  # wait_quiet's first look at the machine (free of the waiting budget)
+FIRST_LOOK_S = 0.12  # wait_quiet's first look at the machine (free of the waiting budget)
 
 
 def wait_quiet(max_wait: float, pct: float = 10.0) -> float:
@@ -212,6 +212,7 @@ class ProcessResult:
     wall_s: float
     other_cpu_pct: float | None  # None for runs under a second (too short to tell)
     error: str = ""  # set when the program could not be started or timed out
+    unstuck: str = ""  # what run_process's Unstick did, if it had to act
 
     @property
     def ok(self) -> bool:
@@ -286,10 +287,54 @@ def _wait(proc: subprocess.Popen, timeout: float) -> tuple[str, str]:
     return out or "", error
 
 
+@dataclass
+class Unstick:
+    """A remedy for a child that has finished its work but does not exit (h2load 1.52
+    after -D with a few connections left running): once `done(stdout so far)` is true
+    and the child still runs `grace_s` later, `act()` is called once; the note it
+    returns is kept in ProcessResult.unstuck."""
+
+    done: object  # Callable[[str], bool]
+    act: object  # Callable[[], str]
+    grace_s: float = 0.5
+
+
+def _wait_unstick(proc: subprocess.Popen, timeout: float, unstick: Unstick) -> tuple[str, str, str]:
+    """_wait() that reads stdout as it comes and applies `unstick`: (stdout, error, note)."""
+    import threading
+    global _current_pgid
+    _current_pgid = proc.pid
+    chunks: list[str] = []
+    reader = threading.Thread(target=lambda: chunks.extend(iter(proc.stdout.readline, "")), daemon=True)
+    reader.start()
+    start, done_at, note, error = time.monotonic(), None, "", ""
+    try:
+        while proc.poll() is None:
+            now = time.monotonic()
+            if now - start > timeout:
+                kill_current()
+                error = f"timed out after {timeout:.0f} s"
+                break
+            if done_at is None and unstick.done("".join(chunks)):
+                done_at = now
+            if done_at is not None and not note and now - done_at >= unstick.grace_s:
+                note = unstick.act() or "unstuck"
+            time.sleep(0.05)
+        proc.wait()
+    except BaseException:  # as _wait
+        kill_current()
+        proc.wait()
+        raise
+    reader.join()
+    _current_pgid = None
+    return "".join(chunks), error, note
+
+
 def run_process(argv: list[str], *, env: dict | None = None, timeout: float,
-                log_path: Path, header: str, cwd: Path | None = None) -> ProcessResult:
+                log_path: Path, header: str, cwd: Path | None = None,
+                unstick: Unstick | None = None) -> ProcessResult:
     """Run argv to completion in its own session; stdout captured, stderr appended to
-    log_path under a header with the command line."""
+    log_path under a header with the command line. `unstick`: see Unstick."""
     log_path.parent.mkdir(parents=True, exist_ok=True)
     shown_env = " ".join(f"{k}={v}" for k, v in (env or {}).items())
     with open(log_path, "a") as logf:
@@ -303,13 +348,19 @@ def run_process(argv: list[str], *, env: dict | None = None, timeout: float,
         except OSError as e:
             logf.write(f"cannot start: {e}\n")
             return ProcessResult(argv, None, "", 0.0, None, f"cannot start {argv[0]}: {e}")
-        out, error = _wait(proc, timeout)
+        note = ""
+        if unstick is None:
+            out, error = _wait(proc, timeout)
+        else:
+            out, error, note = _wait_unstick(proc, timeout, unstick)
+            if note:
+                logf.write(f"----- {note}\n")
         wall, other_pct = meter.stop()
         rc = None if error else proc.returncode
         load = "" if other_pct is None else f", other load {other_pct:.0f}% of one CPU"
         logf.write(f"----- exit {'killed' if rc is None else rc}, {wall:.1f} s{load}"
                    f"{'; ' + error if error else ''}\n")
-    return ProcessResult(argv, rc, out, wall, other_pct, error)
+    return ProcessResult(argv, rc, out, wall, other_pct, error, note)
 
 
 def which(name: str) -> str | None:

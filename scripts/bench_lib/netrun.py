@@ -369,13 +369,14 @@ def _children_cpu_s() -> float:
 
 
 def measured_load(server: Server, argv: list, log_path: Path, header: str, timeout: float,
-                  parse=None, tool: str = "wrk") -> tuple[dict | None, str]:
+                  parse=None, tool: str = "wrk", unstick=None) -> tuple[dict | None, str]:
     """One measured load run (wrk unless `parse` reads another tool's result line): its
     result plus the CPU figures — the server's tree split into user and system, the load
-    generator's, the machine's; (record, failure)."""
+    generator's, the machine's; (record, failure). `unstick`: run_process's; what it did
+    is kept in the record as `unstuck`."""
     hz = os.sysconf("SC_CLK_TCK")
     (u0, s0), (mb0, mt0, ncpu), c0 = server.times(), machine_jiffies(), _children_cpu_s()
-    res = run_process(argv, timeout=timeout, log_path=log_path, header=header)
+    res = run_process(argv, timeout=timeout, log_path=log_path, header=header, unstick=unstick)
     (u1, s1), (mb1, mt1, _), c1 = server.times(), machine_jiffies(), _children_cpu_s()
     result = (parse or _wrk_result)(res.stdout)
     why = res.error or (f"{tool} exit status {res.returncode}" if res.returncode != 0 else "")
@@ -392,6 +393,8 @@ def measured_load(server: Server, argv: list, log_path: Path, header: str, timeo
                   wrk_cpu_pct=round(load_pct, 1), machine_cpu_pct=round(machine_pct, 1),
                   other_cpu_pct=round(max(0.0, machine_pct - server_pct - load_pct), 1))
     result["run_other_cpu_pct"] = result["other_cpu_pct"]
+    if res.unstuck:
+        result["unstuck"] = res.unstuck
     return result, why
 
 

@@ -545,7 +545,7 @@ def _make_suites() -> dict:
                    "files with Accept-Encoding: br;q=1, gzip;q=0.8. Before the load curl checks every "
                    "answer over HTTP/2 (sums, JSON totals, all 20 files decoded byte for byte, 404); a "
                    "run counts only if h2load negotiated h2/h2c with 0 failed/errored/timed-out and "
-                   "0 non-2xx. h2load reports no percentiles. HTTP/2 peers: Go (net/http's h2 over TLS, "
+                   "0 non-2xx. h2load reports no percentiles; req/s is h2load's own (succeeded requests over the -D window, as HttpArena reads it). When h2load 1.52 has stopped every client but does not exit (a few stray connections keep sending, seen against Go's TLS port), the runner closes those connections 0.5 s later with ss -K and keeps a note (`unstuck`) in the record; the counts were final at the stop. HTTP/2 peers: Go (net/http's h2 over TLS, "
                    "golang.org/x/net/http2/h2c, defaults) on every h2 profile; hyper 0.14 (http2_only, "
                    "defaults) on baseline-h2c and json-h2c (no TLS crate in Debian's registry); h2o 2.2.5 on static-h2 "
                    "only (file handler, file.send-compressed; h2o 2.2.5 ignores `br;q=1`-style entries, "
