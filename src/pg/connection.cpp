@@ -410,6 +410,13 @@ task<result<std::uint64_t>> read_execute(connection_state* s, const detail::prep
         if (!first.message.empty() || !first.sqlstate.empty())
           break;
         if (out != nullptr) {
+          // Cell offsets are 32-bit: a result of 4 GiB or more is refused, not wrapped.
+          if (out->m_data.size() + m->size > UINT32_MAX)
+            co_return s->fail(errc::protocol, "a result of 4 GiB or more cannot be held in pg::rows; read it with "
+                                              "connection::for_each (a row callback) instead");
+          if (out->m_data.size() + m->size > out->m_data.capacity() ||
+              out->m_cells.size() + ncols > out->m_cells.capacity())
+            detail::grow_into_spare(*out, m->size, ncols);
           const auto base = static_cast<std::uint32_t>(out->m_data.size());
           if (!detail::parse_cells(*m, ncols, out->m_cells, base))
             co_return s->fail(errc::protocol, "malformed DataRow");

@@ -60,9 +60,21 @@ class row {
 };
 
 /// Every row of one result, plus its command tag ("SELECT 3", "UPDATE 1").
+///
+/// Storage: a result's values are kept in two buffers. When a rows is destroyed, buffers
+/// of 64 KiB to 32 MiB become the destroying thread's spare (the larger of the two it
+/// has), and the next result read on that thread that outgrows its own buffers moves into
+/// them: a service that fetches big results over and over does not give the memory back
+/// to the kernel and fault it in again each time, and a small result never holds a big
+/// spare. release_spare_storage() frees the calling thread's spare.
 class rows {
  public:
   rows() = default;
+  rows(const rows&) = default;
+  rows(rows&&) noexcept = default;
+  rows& operator=(const rows&) = default;
+  rows& operator=(rows&&) noexcept = default;
+  ~rows();
   std::size_t size() const noexcept { return m_count; }
   bool empty() const noexcept { return m_count == 0; }
   row operator[](std::size_t i) const noexcept {
@@ -99,5 +111,18 @@ class rows {
   std::size_t m_count = 0;
   std::string m_tag;
 };
+
+/// Frees the calling thread's spare result storage (see rows). Threading: affects the
+/// calling thread only; safe to call at any time.
+void release_spare_storage() noexcept;
+
+namespace detail {
+/// Before `r` grows by `more_data` bytes and `more_cells` cells: moves each of its buffers
+/// that would have to grow into this thread's spare when the spare is big enough (the
+/// connection, while reading a result).
+void grow_into_spare(rows& r, std::size_t more_data, std::size_t more_cells) noexcept;
+/// Bytes of spare storage the calling thread holds (tests).
+std::size_t spare_storage_bytes() noexcept;
+}  // namespace detail
 
 }  // namespace saturn::pg
