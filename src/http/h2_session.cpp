@@ -234,6 +234,7 @@ std::unique_ptr<h2_stream> h2_session::make_stream(std::int32_t id) {
   x.id = id;
   x.strings.clear();
   x.fields.clear();
+  x.header_views.clear();
   x.method = x.path = x.authority = h2_stream::field_ref{};
   x.has_method = x.has_path = x.has_authority = x.has_host = false;
   x.head_bytes = 0;
@@ -346,12 +347,13 @@ void h2_session::head_done(h2_stream& st) {
   req.version_minor = 0;
   req.keep_alive = true;
   req.chunked = false;
-  std::size_t n = 0;
+  st.header_views.clear();
   if (st.has_authority && !st.has_host)
-    req.m_headers[n++] = header_field{"host", value_of(st.authority)};
+    st.header_views.push_back(header_field{"host", value_of(st.authority)});
   for (const auto& f : st.fields)
-    req.m_headers[n++] = header_field{name_of(f), value_of(f)};
-  req.m_count = n;
+    st.header_views.push_back(header_field{name_of(f), value_of(f)});
+  req.m_headers = st.header_views.data();
+  req.m_count = st.header_views.size();
   if (req.path.empty() || req.path.front() != '/') {
     // CONNECT (authority only) or OPTIONS * : no tunnels here; * gets the server's methods.
     if (req.path == "*") {

@@ -72,6 +72,7 @@ struct h2_stream {
   };
   std::string strings;              // every name and value received, back to back
   std::vector<field_ref> fields;    // regular fields, in order
+  std::vector<header_field> header_views;  // req's header fields (host first when :authority stood for it)
   field_ref method{}, path{}, authority{};
   bool has_method = false, has_path = false, has_authority = false, has_host = false;
   std::size_t head_bytes = 0;       // RFC 9113 §6.5.2's size: names + values + 32 each

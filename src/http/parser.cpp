@@ -437,8 +437,9 @@ void request_parser::finish_head(const char* data) noexcept {
   r.chunked = m_chunked;
   r.m_count = m_field_count;
   for (std::size_t f = 0; f < m_field_count; ++f)
-    r.m_headers[f] = {std::string_view(data + m_fields[f].name.off, m_fields[f].name.len),
-                      std::string_view(data + m_fields[f].value.off, m_fields[f].value.len)};
+    m_header_views[f] = {std::string_view(data + m_fields[f].name.off, m_fields[f].name.len),
+                         std::string_view(data + m_fields[f].value.off, m_fields[f].value.len)};
+  r.m_headers = m_header_views;
 }
 
 }  // namespace saturn::http

@@ -59,6 +59,9 @@ enum class parse_status : std::uint8_t { incomplete, complete, error };
 class request_parser {
  public:
   explicit request_parser(parser_limits limits = {}) noexcept : m_limits(limits) {}
+  // The request points into this parser (its header fields): neither copied nor moved.
+  request_parser(const request_parser&) = delete;
+  request_parser& operator=(const request_parser&) = delete;
 
   /// Parses the request starting at data[0]; `len` bytes are available. Never reads
   /// beyond data[len - 1]; may rewrite bytes inside it (chunked bodies).
@@ -166,6 +169,7 @@ class request_parser {
   std::size_t m_field_count = 0;
   std::uint32_t m_line_ends[max_header_fields + 1];  // '\n' of the request line and each field line
   std::size_t m_line_count = 0;
+  header_field m_header_views[max_header_fields];  // m_req's header fields
   request m_req;
 };
 
