@@ -38,19 +38,42 @@ thread_local spare t_spare;
 
 spare::~spare() { t_spare_gone = true; }
 
-bool worth_keeping(std::size_t bytes) noexcept { return bytes >= k_min_spare_bytes && bytes <= k_max_spare_bytes; }
+template <class Buffer>
+std::size_t bytes_of(std::size_t elements) noexcept {
+  return elements * sizeof(typename Buffer::value_type);
+}
+
+// On a rows' destruction: its buffer becomes the spare if it is worth keeping and larger
+// than the spare (the other one is freed with the rows).
+template <class Buffer>
+void keep(Buffer& mine, Buffer& spare) noexcept {
+  const std::size_t bytes = bytes_of<Buffer>(mine.capacity());
+  if (bytes >= k_min_spare_bytes && bytes <= k_max_spare_bytes && mine.capacity() > spare.capacity())
+    mine.swap(spare);
+}
+
+// Before `mine` grows to `need` elements: it moves into the spare when the spare holds
+// them all (assign() then never allocates) and is not far bigger than needed (a 100 KiB
+// result kept for long must not pin a 32 MiB buffer).
+template <class Buffer>
+void grow_into(Buffer& mine, Buffer& spare, std::size_t need) noexcept {
+  const std::size_t need_bytes = bytes_of<Buffer>(need);
+  const std::size_t spare_bytes = bytes_of<Buffer>(spare.capacity());
+  if (need <= mine.capacity() || need_bytes < k_min_spare_bytes || spare_bytes < need_bytes ||
+      spare_bytes / k_max_waste > need_bytes)
+    return;
+  spare.assign(mine.begin(), mine.end());
+  mine.swap(spare);
+  Buffer().swap(spare);  // the small buffer it outgrew
+}
 
 }  // namespace
 
 rows::~rows() {
   if (t_spare_gone)
     return;
-  // The larger buffer stays; the other is freed with this rows.
-  if (worth_keeping(m_data.capacity()) && m_data.capacity() > t_spare.data.capacity())
-    m_data.swap(t_spare.data);
-  const std::size_t cells_bytes = m_cells.capacity() * sizeof(detail::cell);
-  if (worth_keeping(cells_bytes) && m_cells.capacity() > t_spare.cells.capacity())
-    m_cells.swap(t_spare.cells);
+  keep(m_data, t_spare.data);
+  keep(m_cells, t_spare.cells);
 }
 
 void release_spare_storage() noexcept {
@@ -63,25 +86,8 @@ void release_spare_storage() noexcept {
 void detail::grow_into_spare(rows& r, std::size_t more_data, std::size_t more_cells) noexcept {
   if (t_spare_gone)
     return;
-  // The spare takes over only when it holds everything (assign() then never allocates)
-  // and is not far bigger than what is needed (a 100 KiB result kept for long must not
-  // pin a 32 MiB buffer).
-  const auto fits = [](std::size_t need, std::size_t spare_bytes, std::size_t unit) {
-    return need * unit >= k_min_spare_bytes && spare_bytes >= need * unit && spare_bytes / k_max_waste <= need * unit;
-  };
-  const std::size_t data_need = r.m_data.size() + more_data;
-  if (data_need > r.m_data.capacity() && fits(data_need, t_spare.data.capacity(), 1)) {
-    t_spare.data.assign(r.m_data);
-    r.m_data.swap(t_spare.data);
-    std::string().swap(t_spare.data);  // the small buffer it outgrew
-  }
-  const std::size_t cells_need = r.m_cells.size() + more_cells;
-  if (cells_need > r.m_cells.capacity() &&
-      fits(cells_need, t_spare.cells.capacity() * sizeof(detail::cell), sizeof(detail::cell))) {
-    t_spare.cells.assign(r.m_cells.begin(), r.m_cells.end());
-    r.m_cells.swap(t_spare.cells);
-    std::vector<detail::cell>().swap(t_spare.cells);
-  }
+  grow_into(r.m_data, t_spare.data, r.m_data.size() + more_data);
+  grow_into(r.m_cells, t_spare.cells, r.m_cells.size() + more_cells);
 }
 
 std::size_t detail::spare_storage_bytes() noexcept {
