@@ -75,8 +75,7 @@ TEST(pg_connection, wrong_password_is_an_auth_error) {
 TEST(pg_connection, typed_parameters_and_results_round_trip) {
   PG_REQUIRE_CLUSTER();
   rt().block_on([]() -> task<> {
-    auto c = co_await pg::connection::connect(pg_test::cluster::get().tcp("app"));
-    EXPECT_TRUE(c) << c.err().what();
+    auto c = co_await pg_test::connect_or_fail();
     if (!c)
       co_return;
     const pg::bytea blob{{std::byte{0}, std::byte{0xff}, std::byte{7}}};
@@ -137,8 +136,7 @@ TEST(pg_connection, typed_parameters_and_results_round_trip) {
 TEST(pg_connection, the_items_query_of_async_db) {
   PG_REQUIRE_CLUSTER();
   rt().block_on([]() -> task<> {
-    auto c = co_await pg::connection::connect(pg_test::cluster::get().tcp("app"));
-    EXPECT_TRUE(c) << c.err().what();
+    auto c = co_await pg_test::connect_or_fail();
     if (!c)
       co_return;
     const char* sql =
@@ -178,8 +176,7 @@ TEST(pg_connection, the_items_query_of_async_db) {
 TEST(pg_connection, bad_sql_is_an_error_value_and_the_connection_stays_usable) {
   PG_REQUIRE_CLUSTER();
   rt().block_on([]() -> task<> {
-    auto c = co_await pg::connection::connect(pg_test::cluster::get().tcp("app"));
-    EXPECT_TRUE(c) << c.err().what();
+    auto c = co_await pg_test::connect_or_fail();
     if (!c)
       co_return;
     auto a = co_await c->query("SELEKT 1");
@@ -256,8 +253,7 @@ TEST(pg_connection, pipeline_sends_everything_before_reading) {
 TEST(pg_connection, pipeline_over_tcp_with_unsent_requests_and_tiny_answers_completes) {
   PG_REQUIRE_CLUSTER();
   rt().block_on([]() -> task<> {
-    auto c = co_await pg::connection::connect(pg_test::cluster::get().tcp("app"));
-    EXPECT_TRUE(c) << c.err().what();
+    auto c = co_await pg_test::connect_or_fail();
     if (!c)
       co_return;
     std::vector<pg::statement> qs;
@@ -356,8 +352,7 @@ TEST(pg_connection, pipeline_prepares_each_new_statement_once_and_reports_parse_
 TEST(pg_connection, streams_100000_rows_without_keeping_them) {
   PG_REQUIRE_CLUSTER();
   rt().block_on([]() -> task<> {
-    auto c = co_await pg::connection::connect(pg_test::cluster::get().tcp("app"));
-    EXPECT_TRUE(c) << c.err().what();
+    auto c = co_await pg_test::connect_or_fail();
     if (!c)
       co_return;
     std::int64_t sum = 0;
@@ -381,8 +376,7 @@ TEST(pg_connection, streams_100000_rows_without_keeping_them) {
 TEST(pg_connection, transaction_scope_rolls_back_unless_committed) {
   PG_REQUIRE_CLUSTER();
   rt().block_on([]() -> task<> {
-    auto c = co_await pg::connection::connect(pg_test::cluster::get().tcp("app"));
-    EXPECT_TRUE(c) << c.err().what();
+    auto c = co_await pg_test::connect_or_fail();
     if (!c)
       co_return;
     auto mk = co_await c->execute("CREATE TEMP TABLE t (v int)");

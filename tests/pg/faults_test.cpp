@@ -37,8 +37,7 @@ int running_sleeps() {
 TEST(pg_faults, deadline_cancels_the_query_on_the_server) {
   PG_REQUIRE_CLUSTER();
   rt().block_on([]() -> task<> {
-    auto c = co_await pg::connection::connect(pg_test::cluster::get().tcp("app"));
-    EXPECT_TRUE(c) << c.err().what();
+    auto c = co_await pg_test::connect_or_fail();
     if (!c)
       co_return;
     const auto t0 = std::chrono::steady_clock::now();
@@ -67,8 +66,7 @@ TEST(pg_faults, deadline_cancels_the_query_on_the_server) {
 TEST(pg_faults, deadline_cancels_a_pipeline_over_tcp) {
   PG_REQUIRE_CLUSTER();
   rt().block_on([]() -> task<> {
-    auto c = co_await pg::connection::connect(pg_test::cluster::get().tcp("app"));
-    EXPECT_TRUE(c) << c.err().what();
+    auto c = co_await pg_test::connect_or_fail();
     if (!c)
       co_return;
     std::vector<pg::statement> qs;

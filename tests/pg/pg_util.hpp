@@ -1,12 +1,32 @@
-// Helpers for the pg tests: a runtime per test, connect-or-fail.
+// Helpers for the pg tests: connect-or-fail.
 #pragma once
 
 #include "pg/cluster.hpp"
 
+#include <gtest/gtest.h>
 #include <saturn/pg.hpp>
 #include <saturn/task/runtime.hpp>
 #include <saturn/task/time.hpp>
 
+#include <optional>
+#include <string>
+
 using saturn::task;
 namespace pg = saturn::pg;
 using namespace std::chrono_literals;
+
+namespace pg_test {
+
+/// Connects to the test cluster over TCP as `user`. A failure is recorded as a test
+/// failure (with the error) and comes back empty, so a test reads
+/// `auto c = co_await pg_test::connect_or_fail(); if (!c) co_return;`.
+inline task<std::optional<pg::connection>> connect_or_fail(std::string user = "app") {
+  auto c = co_await pg::connection::connect(cluster::get().tcp(user));
+  if (!c) {
+    ADD_FAILURE() << "connect as " << user << ": " << c.err().what();
+    co_return std::nullopt;
+  }
+  co_return std::move(*c);
+}
+
+}  // namespace pg_test

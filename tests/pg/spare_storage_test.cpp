@@ -30,8 +30,7 @@ constexpr std::int64_t k_big_sum = 100000LL * 100001LL / 2;
 TEST(pg_spare_storage, a_big_result_is_read_into_the_buffers_the_last_one_left) {
   PG_REQUIRE_CLUSTER();
   rt().block_on([]() -> task<> {
-    auto c = co_await pg::connection::connect(pg_test::cluster::get().tcp("app"));
-    EXPECT_TRUE(c) << c.err().what();
+    auto c = co_await pg_test::connect_or_fail();
     if (!c)
       co_return;
     pg::release_spare_storage();
@@ -61,8 +60,7 @@ TEST(pg_spare_storage, a_big_result_is_read_into_the_buffers_the_last_one_left) 
 TEST(pg_spare_storage, a_small_result_leaves_a_big_spare_alone) {
   PG_REQUIRE_CLUSTER();
   rt().block_on([]() -> task<> {
-    auto c = co_await pg::connection::connect(pg_test::cluster::get().tcp("app"));
-    EXPECT_TRUE(c) << c.err().what();
+    auto c = co_await pg_test::connect_or_fail();
     if (!c)
       co_return;
     {
@@ -90,8 +88,7 @@ TEST(pg_spare_storage, a_small_result_leaves_a_big_spare_alone) {
 TEST(pg_spare_storage, copies_and_moves_keep_their_rows_when_others_are_freed) {
   PG_REQUIRE_CLUSTER();
   rt().block_on([]() -> task<> {
-    auto c = co_await pg::connection::connect(pg_test::cluster::get().tcp("app"));
-    EXPECT_TRUE(c) << c.err().what();
+    auto c = co_await pg_test::connect_or_fail();
     if (!c)
       co_return;
     pg::rows copy;
