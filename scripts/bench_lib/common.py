@@ -20,6 +20,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -301,7 +302,6 @@ class Unstick:
 
 def _wait_unstick(proc: subprocess.Popen, timeout: float, unstick: Unstick) -> tuple[str, str, str]:
     """_wait() that reads stdout as it comes and applies `unstick`: (stdout, error, note)."""
-    import threading
     global _current_pgid
     _current_pgid = proc.pid
     chunks: list[str] = []
