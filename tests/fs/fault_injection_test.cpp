@@ -21,13 +21,7 @@ using saturn::testing::fault_plan;
 using saturn::testing::fault_scope;
 using saturn::testing::op_kind;
 
-std::vector<std::byte> random_bytes(std::size_t n, std::uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::vector<std::byte> v(n);
-  for (auto& b : v)
-    b = static_cast<std::byte>(rng());
-  return v;
-}
+using fs_test::random_bytes;
 
 class fs_faults : public ::testing::TestWithParam<std::uint64_t> {};
 INSTANTIATE_TEST_SUITE_P(seeds, fs_faults, ::testing::Values(5u, 23u, 777u));

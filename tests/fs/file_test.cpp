@@ -17,13 +17,7 @@ using fs_test::scratch_dir;
 
 namespace {
 
-std::vector<std::byte> random_bytes(std::size_t n, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::vector<std::byte> v(n);
-  for (auto& b : v)
-    b = static_cast<std::byte>(rng());
-  return v;
-}
+using fs_test::random_bytes;
 
 task<fs::fs_result<fs::file>> open_task(std::string path, int flags) { co_return co_await fs::file::open(path, flags); }
 

@@ -1,5 +1,5 @@
 // Shared helpers of the fs tests: a scratch directory, running a program and reading
-// its output, and the paths of the apps under test.
+// its output, the paths of the apps under test, and seeded random bytes.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -11,9 +11,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstddef>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <random>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -23,6 +26,15 @@
 #endif
 
 namespace fs_test {
+
+/// `n` bytes from mt19937_64 seeded with `seed`: the same bytes for the same seed.
+inline std::vector<std::byte> random_bytes(std::size_t n, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<std::byte> v(n);
+  for (auto& b : v)
+    b = static_cast<std::byte>(rng());
+  return v;
+}
 
 inline std::string bin(const char* name) { return std::string(SATURN_BIN_DIR) + "/" + name; }
 

@@ -78,7 +78,7 @@ fs::entry_type type_of(const stdfs::directory_entry& e) {
 
 /// The oracle: every entry below `root` (symlinks not followed) with its type and depth,
 /// ROOT included at depth 0, down to `max_depth`.
-std::map<std::string, std::pair<fs::entry_type, unsigned>> oracle(const std::string& root,
+std::map<std::string, std::pair<fs::entry_type, unsigned>> walk_oracle(const std::string& root,
                                                                    unsigned max_depth = fs::k_walk_unlimited_depth) {
   std::map<std::string, std::pair<fs::entry_type, unsigned>> out;
   out.emplace(root, std::pair{fs::entry_type::directory, 0u});
@@ -118,7 +118,7 @@ class walk_on : public ::testing::TestWithParam<where> {};
 TEST_P(walk_on, visits_every_entry_once_with_its_type_like_recursive_directory_iterator) {
   scratch_dir d;
   const std::string root = make_tree(d);
-  const auto want = oracle(root);
+  const auto want = walk_oracle(root);
   ASSERT_GT(want.size(), 100u);
   seen s;
   auto r = run_on(GetParam(), fs::walk(root, {}, s.visitor()));
@@ -140,7 +140,7 @@ TEST_P(walk_on, visits_every_entry_once_with_its_type_like_recursive_directory_i
 TEST_P(walk_on, full_reads_and_one_job_give_the_same_entries) {
   scratch_dir d;
   const std::string root = make_tree(d);
-  const auto want = oracle(root);
+  const auto want = walk_oracle(root);
   for (unsigned par : {1u, 3u}) {
     seen s;
     fs::walk_options o;
@@ -160,7 +160,7 @@ TEST_P(walk_on, skip_prunes_a_directory_but_visits_and_counts_it) {
     return e.name == "d1" ? fs::walk_action::skip : fs::walk_action::proceed;
   })));
   ASSERT_TRUE(r);
-  auto want = oracle(root);
+  auto want = walk_oracle(root);
   std::erase_if(want, [](const auto& kv) {
     const std::string& p = kv.first;
     // Below any directory named d1 (the directory itself stays).
@@ -181,7 +181,7 @@ TEST_P(walk_on, max_depth_limits_what_is_visited_and_counted) {
     o.max_depth = depth;
     auto r = run_on(GetParam(), fs::walk(root, o, s.visitor()));
     ASSERT_TRUE(r);
-    const auto want = oracle(root, depth);
+    const auto want = walk_oracle(root, depth);
     EXPECT_EQ(s.entries, want) << "max_depth " << depth;
     const auto [files, dirs] = counts_of(want);
     EXPECT_EQ(r->files, files) << "max_depth " << depth;
@@ -225,7 +225,7 @@ TEST_P(walk_on, visitor_stop_ends_the_walk_early_without_an_error) {
   }));
   ASSERT_TRUE(r);
   EXPECT_TRUE(r->stopped);
-  EXPECT_LT(static_cast<std::size_t>(calls.load()), oracle(root).size() / 2);
+  EXPECT_LT(static_cast<std::size_t>(calls.load()), walk_oracle(root).size() / 2);
 }
 
 TEST_P(walk_on, stop_token_ends_the_walk_early_with_operation_canceled) {
@@ -234,7 +234,7 @@ TEST_P(walk_on, stop_token_ends_the_walk_early_with_operation_canceled) {
   // Wide enough that one directory per job under way is a small part of it.
   auto g = fs_test::run({fs_test::bin("gen-tree"), "--breadth", "6", "--depth", "4", "--files", "1", root});
   ASSERT_EQ(g.status, 0) << g.err;
-  const std::size_t total = oracle(root).size();
+  const std::size_t total = walk_oracle(root).size();
   std::atomic<std::size_t> calls{0};
   std::optional<fs::fs_result<fs::walk_stats>> out;
   // lifetime: the coroutine lambdas live here, past the walk (a lambda's captures live
@@ -302,7 +302,7 @@ int in_unprivileged_child(F fn) {
 TEST(fs_walk, unreadable_directory_is_reported_by_path_and_errno_and_the_rest_walked) {
   scratch_dir d;
   const std::string root = make_tree(d);
-  const auto before = oracle(root);
+  const auto before = walk_oracle(root);
   ASSERT_EQ(::chmod((root + "/d1/d2").c_str(), 0), 0);
   for (where w : {where::runtime, where::pool}) {
     const int status = in_unprivileged_child([&]() -> int {

@@ -20,13 +20,7 @@ task<fs::fs_result<std::vector<std::byte>>> roundtrip(std::string path, std::vec
   co_return co_await fs::read_file(path);
 }
 
-std::vector<std::byte> random_bytes(std::size_t n, unsigned seed) {
-  std::mt19937_64 rng(seed);
-  std::vector<std::byte> v(n);
-  for (auto& b : v)
-    b = static_cast<std::byte>(rng());
-  return v;
-}
+using fs_test::random_bytes;
 
 }  // namespace
 

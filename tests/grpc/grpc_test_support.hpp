@@ -13,11 +13,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <csignal>
+#include <cstdio>
 #include <cstdlib>
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace grpc_test {
@@ -119,5 +122,27 @@ class saturn_server {
   std::uint16_t m_port = 0;
   std::optional<saturn::join_handle<bool>> m_done;
 };
+
+/// How many slow calls the test services saw cancelled, and how many endless streams they
+/// saw stopped (the handlers count, the tests read).
+inline std::atomic<int> slow_cancelled{0};
+inline std::atomic<int> forever_stopped{0};
+
+/// Runs `cmd` through the shell: its standard output and its pclose() status.
+inline std::pair<std::string, int> run_command(const std::string& cmd) {
+  std::string out;
+  FILE* f = ::popen(cmd.c_str(), "r");
+  if (!f)
+    return {"", -1};
+  char tmp[4096];
+  while (std::size_t n = std::fread(tmp, 1, sizeof tmp, f))
+    out.append(tmp, n);
+  return {out, ::pclose(f)};
+}
+
+/// True when Python's grpcio (python3-grpcio) can be imported.
+inline bool have_grpcio() {
+  return run_command("/usr/bin/python3 -c 'import grpc' 2>/dev/null && echo yes").first == "yes\n";
+}
 
 }  // namespace grpc_test

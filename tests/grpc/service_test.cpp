@@ -35,23 +35,10 @@ namespace grpc = saturn::grpc;
 
 namespace {
 
-std::atomic<int> slow_cancelled{0};
-std::atomic<int> forever_stopped{0};
-
-std::pair<std::string, int> run_command(const std::string& cmd) {
-  std::string out;
-  FILE* f = ::popen(cmd.c_str(), "r");
-  if (!f)
-    return {"", -1};
-  char tmp[4096];
-  while (std::size_t n = std::fread(tmp, 1, sizeof tmp, f))
-    out.append(tmp, n);
-  return {out, ::pclose(f)};
-}
-
-bool have_grpcio() {
-  return run_command("/usr/bin/python3 -c 'import grpc' 2>/dev/null && echo yes").first == "yes\n";
-}
+using grpc_test::forever_stopped;
+using grpc_test::have_grpcio;
+using grpc_test::run_command;
+using grpc_test::slow_cancelled;
 
 /// The test service: the methods grpc_client.py calls.
 class test_server {

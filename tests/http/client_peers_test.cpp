@@ -26,6 +26,7 @@
 #include <thread>
 #include <vector>
 
+#include "http/http_test_support.hpp"
 #include "support/child_server.hpp"
 
 namespace {
@@ -37,21 +38,9 @@ using saturn_test::child_server;
 namespace http = saturn::http;
 namespace fs = std::filesystem;
 
-template <class T>
-T run_on_pool(task<T> t) {
-  static saturn::thread_pool* pool = new saturn::thread_pool({.threads = 2, .mode = saturn::pool_mode::io});
-  return pool->block_on(std::move(t));
-}
+using http_test::run_on_pool;
 
-/// A request built outside any co_await operand (g++ 12 destroys an aggregate built in
-/// one twice).
-http::client_request make_req(std::string method, std::string url, std::string body = {}) {
-  http::client_request r;
-  r.method = std::move(method);
-  r.url = std::move(url);
-  r.body = std::move(body);
-  return r;
-}
+using http_test::make_req;
 
 result<http::client_response> fetch(http::client& c, http::client_request req) { return run_on_pool(c.request(std::move(req))); }
 result<http::client_response> fetch(http::client& c, const std::string& url) { return fetch(c, make_req("GET", url)); }
@@ -62,7 +51,7 @@ fs::path scratch(const char* what) {
   return d;
 }
 
-std::string pattern(std::size_t n) {
+std::string alphabet(std::size_t n) {
   std::string s(n, '\0');
   for (std::size_t i = 0; i < n; ++i)
     s[i] = static_cast<char>('a' + i % 26);
@@ -147,7 +136,7 @@ TEST_F(go_server, keeps_one_connection_for_sequential_requests_and_reads_chunked
 
 TEST_F(go_server, sends_bodies_with_a_length_and_chunked_and_gets_them_back) {
   http::client c;
-  const std::string big = pattern(2u << 20);
+  const std::string big = alphabet(2u << 20);
   auto a = fetch(c, make_req("POST", url("/echo"), big));
   ASSERT_TRUE(a) << a.err().message();
   EXPECT_EQ(a->status, 200);
@@ -159,7 +148,7 @@ TEST_F(go_server, sends_bodies_with_a_length_and_chunked_and_gets_them_back) {
   req.body_source = [sent](std::span<std::byte> buf) -> task<result<std::size_t>> {
     if (*sent == 1000)
       co_return std::size_t{0};
-    const std::string piece = pattern(1000);
+    const std::string piece = alphabet(1000);
     const std::size_t n = std::min(buf.size(), piece.size());
     std::memcpy(buf.data(), piece.data(), n);
     ++*sent;
@@ -170,7 +159,7 @@ TEST_F(go_server, sends_bodies_with_a_length_and_chunked_and_gets_them_back) {
   EXPECT_EQ(b->status, 200);
   std::string want;
   for (int i = 0; i < 1000; ++i)
-    want += pattern(1000);
+    want += alphabet(1000);
   EXPECT_TRUE(b->body == want) << b->body.size() << " bytes";
 }
 
@@ -200,7 +189,7 @@ TEST_F(go_server, head_big_bodies_gzip_and_redirects) {
   EXPECT_TRUE(h->body.empty());
   auto g = fetch(c, url("/big"));  // the same connection: HEAD's length was not read as a body
   ASSERT_TRUE(g) << g.err().message();
-  EXPECT_TRUE(g->body == pattern(3u << 20)) << g->body.size() << " bytes";
+  EXPECT_TRUE(g->body == alphabet(3u << 20)) << g->body.size() << " bytes";
   auto z = fetch(c, url("/gzip"));
   ASSERT_TRUE(z) << z.err().message();
   EXPECT_EQ(z->status, 200);
@@ -247,7 +236,7 @@ class nginx_server : public ::testing::Test {
     m_dir = scratch("nginx");
     fs::create_directories(m_dir / "www");
     std::ofstream(m_dir / "www" / "lines.txt") << lines("nginx line ", 20000);
-    std::ofstream(m_dir / "www" / "big.bin") << pattern(3u << 20);
+    std::ofstream(m_dir / "www" / "big.bin") << alphabet(3u << 20);
     const auto port = free_port();
     m_base = "http://127.0.0.1:" + std::to_string(port);
     const std::string body = "  server { listen 127.0.0.1:" + std::to_string(port) +
@@ -298,7 +287,7 @@ TEST_F(nginx_server, head_big_files_missing_files_and_redirects) {
   EXPECT_TRUE(h->body.empty());
   auto g = fetch(c, url("/big.bin"));  // sendfile on nginx's side
   ASSERT_TRUE(g) << g.err().message();
-  EXPECT_TRUE(g->body == pattern(3u << 20)) << g->body.size() << " bytes";
+  EXPECT_TRUE(g->body == alphabet(3u << 20)) << g->body.size() << " bytes";
   auto missing = fetch(c, url("/nothing-here"));
   ASSERT_TRUE(missing) << missing.err().message();
   EXPECT_EQ(missing->status, 404);

@@ -141,15 +141,7 @@ void write_all(int fd, std::string_view s) {
   }
 }
 
-/// A request built outside any co_await operand (g++ 12 destroys an aggregate built in
-/// one twice).
-http::client_request make_req(std::string method, std::string url, std::string body = {}) {
-  http::client_request r;
-  r.method = std::move(method);
-  r.url = std::move(url);
-  r.body = std::move(body);
-  return r;
-}
+using http_test::make_req;
 
 saturn::http::server_options big_bodies() {
   saturn::http::server_options o;
@@ -157,11 +149,7 @@ saturn::http::server_options big_bodies() {
   return o;
 }
 
-template <class T>
-T run_on_pool(task<T> t) {
-  static saturn::thread_pool* pool = new saturn::thread_pool({.threads = 2, .mode = saturn::pool_mode::io});
-  return pool->block_on(std::move(t));
-}
+using http_test::run_on_pool;
 
 }  // namespace
 

@@ -1,8 +1,9 @@
 // A saturn HTTP server on a thread_pool for the tests, and a blocking POSIX client (the
 // client side is plain sockets on the test thread, so it is independent of saturn), and
-// the checks the server tests share.
+// the checks and small helpers the server and client tests share.
 #pragma once
 
+#include <saturn/http/client.hpp>
 #include <saturn/http/serve.hpp>
 #include <saturn/http/server.hpp>
 #include <saturn/net/address.hpp>
@@ -24,6 +25,7 @@
 #include <future>
 #include <thread>
 #include <cstdio>
+#include <fstream>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -245,6 +247,49 @@ inline std::pair<std::string, int> run_command(const std::string& cmd) {
 
 inline bool have_program(const char* name) {
   return run_command(std::string("command -v ") + name + " >/dev/null 2>&1 && echo yes").first == "yes\n";
+}
+
+/// The value of header field `name` in a response head ("" if absent).
+inline std::string field(const std::string& head, const std::string& name) {
+  std::size_t at = head.find("\r\n" + name + ": ");
+  if (at == std::string::npos)
+    return "";
+  at += name.size() + 4;
+  return head.substr(at, head.find("\r\n", at) - at);
+}
+
+/// One GET of `path` (plus the `extra` header lines) on a new connection to `port`.
+inline std::optional<client::resp> get(std::uint16_t port, const std::string& path, const std::string& extra = "") {
+  client c(port);
+  c.send("GET " + path + " HTTP/1.1\r\nHost: x\r\n" + extra + "\r\n");
+  return c.read_response();
+}
+
+/// The resident set of this process, in KiB (-1 if /proc says nothing).
+inline long rss_kib() {
+  std::ifstream f("/proc/self/status");
+  std::string line;
+  while (std::getline(f, line))
+    if (line.rfind("VmRSS:", 0) == 0)
+      return std::stol(line.substr(6));
+  return -1;
+}
+
+/// A request built outside any co_await operand (g++ 12 destroys an aggregate built in
+/// one twice).
+inline saturn::http::client_request make_req(std::string method, std::string url, std::string body = {}) {
+  saturn::http::client_request r;
+  r.method = std::move(method);
+  r.url = std::move(url);
+  r.body = std::move(body);
+  return r;
+}
+
+/// Runs `t` to its end on a two-worker io pool that lives for the whole test process.
+template <class T>
+T run_on_pool(saturn::task<T> t) {
+  static saturn::thread_pool* pool = new saturn::thread_pool({.threads = 2, .mode = saturn::pool_mode::io});
+  return pool->block_on(std::move(t));
 }
 
 }  // namespace http_test

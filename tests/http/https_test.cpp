@@ -254,7 +254,7 @@ TEST(https, protocol_switch_is_refused_over_tls) {
 }
 
 namespace {
-const char* const k_upgrade =
+const char* const k_upgrade_tail =
     " HTTP/1.1\r\nHost: localhost\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
     "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n";
 
@@ -275,7 +275,7 @@ TEST(https, websocket_over_tls_echoes) {
   https_server srv;
   blocking_tls c(srv.port());
   ASSERT_TRUE(c.ok());
-  ASSERT_TRUE(c.send(std::string("GET /ws") + k_upgrade + masked_text("hello over wss")));
+  ASSERT_TRUE(c.send(std::string("GET /ws") + k_upgrade_tail + masked_text("hello over wss")));
   auto [head, rest] = c.response();
   ASSERT_EQ(head.rfind("HTTP/1.1 101", 0), 0u) << head;
   EXPECT_NE(head.find("s3pPLMBiTxaQ9kYGzzhZRbK+xOo="), std::string::npos) << head;
@@ -291,7 +291,7 @@ TEST(https, websocket_handler_for_plain_streams_only_is_501_over_tls) {
   https_server srv;
   blocking_tls c(srv.port());
   ASSERT_TRUE(c.ok());
-  ASSERT_TRUE(c.send(std::string("GET /ws-plain") + k_upgrade));
+  ASSERT_TRUE(c.send(std::string("GET /ws-plain") + k_upgrade_tail));
   auto [head, body] = c.response();
   EXPECT_EQ(head.rfind("HTTP/1.1 501", 0), 0u) << head;
 }

@@ -78,7 +78,7 @@ task<response> reject(const request&) {
   co_return response(401, "text/plain", "no");
 }
 
-std::string pattern(std::size_t n) {
+std::string body_pattern(std::size_t n) {
   std::string s(n, '\0');
   for (std::size_t i = 0; i < n; ++i)
     s[i] = static_cast<char>('a' + (i * 7) % 26);
@@ -131,7 +131,7 @@ class request_body_test : public ::testing::Test {
 TEST_F(request_body_test, content_length_body_streams_in_full) {
   running srv(pool, routes, false);
   client c(srv.port());
-  std::string body = pattern(5 << 20);
+  std::string body = body_pattern(5 << 20);
   c.send(post("/count", body));
   auto r = c.read_response();
   ASSERT_TRUE(r);
@@ -147,7 +147,7 @@ TEST_F(request_body_test, content_length_body_streams_in_full) {
 TEST_F(request_body_test, chunked_body_streams_decoded) {
   running srv(pool, routes, false);
   client c(srv.port());
-  std::string body = pattern(300000);
+  std::string body = body_pattern(300000);
   c.send(chunked("/count", body, 777));
   auto r = c.read_response();
   ASSERT_TRUE(r);
@@ -158,7 +158,7 @@ TEST_F(request_body_test, chunked_body_streams_decoded) {
 TEST_F(request_body_test, pieces_stay_within_the_window_and_params_survive) {
   running srv(pool, routes, false);
   client c(srv.port());
-  std::string body = pattern(4 << 20);
+  std::string body = body_pattern(4 << 20);
   c.send(post("/pieces/up%20load", body));
   auto r = c.read_response(std::chrono::milliseconds(20000));
   ASSERT_TRUE(r);
@@ -208,7 +208,7 @@ TEST_F(request_body_test, read_all_returns_the_body_or_message_size) {
 TEST_F(request_body_test, continue_is_sent_when_the_handler_reads) {
   running srv(pool, routes, false);
   client c(srv.port());
-  std::string body = pattern(10000);
+  std::string body = body_pattern(10000);
   c.send("POST /count HTTP/1.1\r\nHost: t\r\nContent-Length: 10000\r\nExpect: 100-continue\r\n\r\n");
   while (c.buffer.find("\r\n\r\n") == std::string::npos)
     ASSERT_TRUE(c.read_some(std::chrono::milliseconds(5000))) << "no 100 Continue";
@@ -235,7 +235,7 @@ TEST_F(request_body_test, handler_that_answers_without_reading_sends_no_continue
 TEST_F(request_body_test, pipelined_requests_after_streamed_bodies_are_answered_in_order) {
   running srv(pool, routes, false);
   client c(srv.port());
-  std::string a = pattern(70000), b = pattern(123);
+  std::string a = body_pattern(70000), b = body_pattern(123);
   c.send(post("/count", a) + chunked("/count", b, 50) + "GET /plaintext HTTP/1.1\r\nHost: t\r\n\r\n" +
          post("/buffered", "buf"));
   auto r1 = c.read_response();
@@ -264,7 +264,7 @@ TEST_F(request_body_test, client_aborting_mid_body_fails_the_read_and_others_are
   const std::uint16_t port = srv.port();
   {
     client c(port);
-    c.send("POST /count HTTP/1.1\r\nHost: t\r\nContent-Length: 1000000\r\n\r\n" + pattern(5000));
+    c.send("POST /count HTTP/1.1\r\nHost: t\r\nContent-Length: 1000000\r\n\r\n" + body_pattern(5000));
   }  // closed with 995000 bytes missing
   for (int i = 0; i < 200 && g_errors.load() == 0; ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(10));

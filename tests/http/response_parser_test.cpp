@@ -2,7 +2,7 @@
 // split at every byte, and a differential check against llhttp (Node's parser, built
 // from Debian's node-llhttp sources) on generated response streams — valid ones must
 // give the same statuses and bodies, and on mutated ones saturn may refuse more than
-// llhttp but never accept something llhttp refuses with a different outcome.
+// llhttp but never accept something llhttp refuses with a different parsed_responses.
 #include <gtest/gtest.h>
 #include <saturn/http/response_parser.hpp>
 
@@ -31,15 +31,15 @@ struct message {
   bool operator==(const message&) const = default;
 };
 
-struct outcome {
+struct parsed_responses {
   std::vector<message> messages;
   bool error = false;
 };
 
 /// Parses a stream of responses fed in `pieces` (a connection's reads), then its end, as
 /// http::client does: a head, then its body, then the next head.
-outcome saturn_parse(const std::vector<std::string>& pieces) {
-  outcome out;
+parsed_responses saturn_parse(const std::vector<std::string>& pieces) {
+  parsed_responses out;
   std::string buf;
   http::response_parser p;
   std::optional<http::body_decoder> body;
@@ -173,19 +173,19 @@ TEST(response_parser, every_split_point_gives_the_same_answer) {
       "3;e=1\r\nabc\r\n10\r\n0123456789abcdef\r\n0\r\nT: x\r\n\r\n"
       "HTTP/1.1 404 Not Found\r\nContent-Length: 4\r\n\r\nnope"
       "HTTP/1.1 200 OK\r\n\r\nrest until close";
-  const outcome whole = saturn_parse({wire});
+  const parsed_responses whole = saturn_parse({wire});
   ASSERT_FALSE(whole.error);
   ASSERT_EQ(whole.messages.size(), 3u);
   EXPECT_EQ(whole.messages[0], (message{200, "abc0123456789abcdef"}));
   EXPECT_EQ(whole.messages[1], (message{404, "nope"}));
   EXPECT_EQ(whole.messages[2], (message{200, "rest until close"}));
   for (std::size_t a = 1; a < wire.size(); ++a) {
-    const outcome two = saturn_parse({wire.substr(0, a), wire.substr(a)});
+    const parsed_responses two = saturn_parse({wire.substr(0, a), wire.substr(a)});
     ASSERT_FALSE(two.error) << "split at " << a;
     ASSERT_EQ(two.messages, whole.messages) << "split at " << a;
   }
   // Cut short inside a chunk: truncated.
-  const outcome cut = saturn_parse({wire.substr(0, 70)});
+  const parsed_responses cut = saturn_parse({wire.substr(0, 70)});
   EXPECT_TRUE(cut.error);
 }
 
@@ -194,7 +194,7 @@ TEST(response_parser, every_split_point_gives_the_same_answer) {
 namespace {
 
 struct ll_state {
-  outcome out;
+  parsed_responses out;
   message cur;
 };
 
@@ -216,7 +216,7 @@ int ll_complete(llhttp_t* p) {
   return 0;
 }
 
-outcome llhttp_parse(const std::vector<std::string>& pieces) {
+parsed_responses llhttp_parse(const std::vector<std::string>& pieces) {
   llhttp_settings_t settings;
   llhttp_settings_init(&settings);
   settings.on_message_begin = ll_begin;
@@ -323,8 +323,8 @@ TEST(response_parser_llhttp, valid_streams_give_the_same_statuses_and_bodies) {
   for (int i = 0; i < 3000; ++i) {
     const std::string wire = generate(rng);
     const auto pieces = split(wire, rng);
-    const outcome ours = saturn_parse(pieces);
-    const outcome ref = llhttp_parse(pieces);
+    const parsed_responses ours = saturn_parse(pieces);
+    const parsed_responses ref = llhttp_parse(pieces);
     ASSERT_FALSE(ref.error) << "llhttp refused a generated stream (generator bug):\n" << wire;
     ASSERT_FALSE(ours.error) << "saturn refused a valid stream:\n" << wire;
     ASSERT_EQ(ours.messages, ref.messages) << wire;
@@ -351,8 +351,8 @@ TEST(response_parser_llhttp, on_mutated_streams_saturn_never_accepts_a_different
         wire = "H";
     }
     const auto pieces = split(wire, rng);
-    const outcome ours = saturn_parse(pieces);
-    const outcome ref = llhttp_parse(pieces);
+    const parsed_responses ours = saturn_parse(pieces);
+    const parsed_responses ref = llhttp_parse(pieces);
     if (ours.error) {
       saturn_stricter += ref.error ? 0 : 1;
       continue;

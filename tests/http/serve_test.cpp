@@ -35,11 +35,7 @@ saturn::http::router test_routes() {
   return r;
 }
 
-std::optional<http_test::client::resp> get(std::uint16_t port, const std::string& path, const std::string& extra = "") {
-  http_test::client c(port);
-  c.send("GET " + path + " HTTP/1.1\r\nHost: x\r\n" + extra + "\r\n");
-  return c.read_response();
-}
+using http_test::get;
 
 }  // namespace
 

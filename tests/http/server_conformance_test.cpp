@@ -13,14 +13,7 @@ using http_test::test_server;
 
 namespace {
 
-/// The value of header field `name` in a response head ("" if absent).
-std::string field(const std::string& head, const std::string& name) {
-  std::size_t at = head.find("\r\n" + name + ": ");
-  if (at == std::string::npos)
-    return "";
-  at += name.size() + 4;
-  return head.substr(at, head.find("\r\n", at) - at);
-}
+using http_test::field;
 
 /// Sends `req`, reads until the server closes, returns all it sent.
 std::string answer_then_close(std::uint16_t port, const std::string& req) {

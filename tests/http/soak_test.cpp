@@ -24,12 +24,7 @@ using http_test::test_server;
 
 namespace {
 
-long rss_kib() {
-  std::ifstream statm("/proc/self/statm");
-  long pages = 0, resident = 0;
-  statm >> pages >> resident;
-  return resident * (::sysconf(_SC_PAGESIZE) / 1024);
-}
+using http_test::rss_kib;
 
 int open_fds() {
   int n = 0;

@@ -127,14 +127,7 @@ struct running {
   }
 };
 
-/// The value of header `name` in a response head ("" if absent).
-std::string field(const std::string& head, const std::string& name) {
-  std::size_t p = head.find("\r\n" + name + ": ");
-  if (p == std::string::npos)
-    return "";
-  p += name.size() + 4;
-  return head.substr(p, head.find("\r\n", p) - p);
-}
+using http_test::field;
 
 TEST(http_static, content_types_and_exact_bytes) {
   tree t;
@@ -302,8 +295,8 @@ TEST(http_static, precompressed_siblings_per_accept_encoding) {
   EXPECT_EQ(rg.body, "console");
   EXPECT_EQ(field(rg.head, "Content-Encoding"), "");
   // 304 against the variant's own ETag.
-  auto br = srv.get("/static/app.js", "Accept-Encoding: br\r\n");
-  auto nm = srv.get("/static/app.js", "Accept-Encoding: br\r\nIf-None-Match: " + field(br.head, "ETag") + "\r\n");
+  auto brotli = srv.get("/static/app.js", "Accept-Encoding: br\r\n");
+  auto nm = srv.get("/static/app.js", "Accept-Encoding: br\r\nIf-None-Match: " + field(brotli.head, "ETag") + "\r\n");
   EXPECT_EQ(nm.status, 304);
   EXPECT_EQ(field(nm.head, "Vary"), "Accept-Encoding");
 }

@@ -16,7 +16,7 @@ seen ping_ev(std::string p) { return seen{ek::ping, ws::opcode::ping, std::move(
 seen pong_ev(std::string p) { return seen{ek::pong, ws::opcode::pong, std::move(p), 0}; }
 seen close_ev(std::uint16_t code, std::string reason) { return seen{ek::close, ws::opcode::close, std::move(reason), code}; }
 
-std::span<const std::byte> as_span(std::string_view s) { return std::as_bytes(std::span<const char>(s.data(), s.size())); }
+using ws_test::as_span;
 
 }  // namespace
 

@@ -30,7 +30,7 @@ struct server_log {
 
 enum class mode { echo, greet_and_close };
 
-std::span<const std::byte> as_span(std::string_view s) { return std::as_bytes(std::span<const char>(s.data(), s.size())); }
+using ws_test::as_span;
 
 task<void> serve_one(net::tcp_listener& l, mode how, server_log& log) {
   auto c = co_await l.accept();

@@ -18,6 +18,9 @@ namespace ws_test {
 
 namespace ws = saturn::http::websocket;
 
+/// `s`'s characters as bytes.
+inline std::span<const std::byte> as_span(std::string_view s) { return std::as_bytes(std::span<const char>(s.data(), s.size())); }
+
 /// Raw bytes as a string (frames are built as std::string for easy concatenation).
 using bytes = std::string;
 

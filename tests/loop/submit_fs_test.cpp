@@ -21,10 +21,7 @@ class submit_fs : public ::testing::TestWithParam<bool> {
   loop_options opts() const { return loop_options{.defer_taskrun = GetParam()}; }
 };
 
-void run_until_done(event_loop& loop, const raw_op& op) {
-  while (op.calls == 0)
-    loop.run_once(true);
-}
+using saturn_test::run_until_done;
 
 TEST_P(submit_fs, openat_statx_fsync_roundtrip) {
   event_loop loop(opts());

@@ -28,10 +28,7 @@ class submit_waitid : public ::testing::TestWithParam<bool> {
   }
 };
 
-void run_until_done(event_loop& loop, const raw_op& op) {
-  while (op.calls == 0)
-    loop.run_once(true);
-}
+using saturn_test::run_until_done;
 
 /// Forks a child that sleeps `ms` then exits with `code`; its pidfd.
 int fork_child(int code, int ms, pid_t* pid_out) {

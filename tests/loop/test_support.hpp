@@ -138,4 +138,10 @@ class watchdog {
   std::thread m_thread;
 };
 
+/// Runs `loop` (blocking turns) until `op` has completed at least once. Loop thread.
+inline void run_until_done(saturn::event_loop& loop, const raw_op& op) {
+  while (op.calls == 0)
+    loop.run_once(true);
+}
+
 }  // namespace saturn_test

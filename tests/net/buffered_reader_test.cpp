@@ -22,7 +22,7 @@ using namespace std::chrono_literals;
 
 namespace {
 
-std::span<const std::byte> bytes_of(std::string_view s) { return std::as_bytes(std::span(s.data(), s.size())); }
+using net_test::bytes_of;
 
 // Random lines (some empty, some long), ended by LF or CRLF; the last one unterminated
 // when `partial_tail`.

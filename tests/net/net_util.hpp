@@ -7,6 +7,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
+#include <string_view>
 #include <vector>
 
 namespace net_test {
@@ -92,6 +94,9 @@ inline task<saturn::result<tcp_pair>> connect_tcp_pair() {
     co_return s.err();
   co_return tcp_pair{std::move(*c), std::move(*s)};
 }
+
+/// `s`'s characters as bytes (for send).
+inline std::span<const std::byte> bytes_of(std::string_view s) { return std::as_bytes(std::span(s.data(), s.size())); }
 
 }  // namespace net_test
 

@@ -18,7 +18,7 @@ using namespace std::chrono_literals;
 
 namespace {
 
-std::span<const std::byte> bytes_of(std::string_view s) { return std::as_bytes(std::span(s.data(), s.size())); }
+using net_test::bytes_of;
 
 // Checks the timeout on `reader` (peer `writer` sends nothing first), then that the
 // stream still works: `writer` sends a message and `reader` gets all of it through recv.

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 #include <saturn/os.hpp>
 #include <saturn/saturn.hpp>
+#include "os/os_test_util.hpp"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -64,10 +65,7 @@ std::vector<int> zombie_children() {
 }
 
 /// True when this process has no child at all (waitid(P_ALL) says ECHILD).
-bool no_children_left() {
-  siginfo_t si{};
-  return ::waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) != 0 && errno == ECHILD;
-}
+using os_test::no_children_left;
 
 /// Runs the mode under test for one scope, then restores automatic.
 struct wait_mode_scope {
@@ -75,7 +73,7 @@ struct wait_mode_scope {
   ~wait_mode_scope() { os::detail::set_child_wait_mode(os::detail::child_wait_mode::automatic); }
 };
 
-task<result<os::child_output>> run_output(os::command cmd) { co_return co_await cmd.output(); }
+using os_test::run_output;
 
 os::child_output output_of(saturn::runtime& rt, os::command cmd) {
   auto out = rt.block_on(run_output(std::move(cmd)));

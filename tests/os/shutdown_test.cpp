@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <saturn/os/shutdown.hpp>
 #include <saturn/saturn.hpp>
+#include "os/os_test_util.hpp"
 
 #include <signal.h>
 #include <unistd.h>
@@ -22,12 +23,7 @@ using saturn::task;
 namespace os = saturn::os;
 
 /// Sends `sig` to this process after `delay`, from a plain thread (joined by the caller).
-std::thread kill_later(int sig, std::chrono::milliseconds delay) {
-  return std::thread([sig, delay] {
-    std::this_thread::sleep_for(delay);
-    ::kill(::getpid(), sig);
-  });
-}
+using os_test::kill_later;
 
 extern "C" void test_marker_handler(int) {}
 

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <saturn/os/signal.hpp>
 #include <saturn/saturn.hpp>
+#include "os/os_test_util.hpp"
 
 #include <signal.h>
 #include <unistd.h>
@@ -21,12 +22,7 @@ using saturn::result;
 using saturn::task;
 namespace os = saturn::os;
 
-std::thread kill_later(int sig, std::chrono::milliseconds delay) {
-  return std::thread([sig, delay] {
-    std::this_thread::sleep_for(delay);
-    ::kill(::getpid(), sig);
-  });
-}
+using os_test::kill_later;
 
 void block_test_signals() {
   auto b = os::block_signals({SIGUSR1, SIGUSR2, SIGHUP, SIGWINCH});

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <saturn/os.hpp>
 #include <saturn/saturn.hpp>
+#include "os/os_test_util.hpp"
 
 #include <dirent.h>
 #include <signal.h>
@@ -32,10 +33,7 @@ namespace fs = std::filesystem;
 using os::stdio;
 
 /// True when this process has no child at all, zombies included (waitid(P_ALL) says ECHILD).
-bool no_children_left() {
-  siginfo_t si{};
-  return ::waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) != 0 && errno == ECHILD;
-}
+using os_test::no_children_left;
 
 int open_fds() {
   int n = 0;
@@ -62,7 +60,7 @@ struct scratch_dir {
   }
 };
 
-task<result<os::child_output>> run_output(os::command cmd) { co_return co_await cmd.output(); }
+using os_test::run_output;
 
 class spawn : public ::testing::TestWithParam<os::detail::spawn_mode> {
  protected:

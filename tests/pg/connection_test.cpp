@@ -9,10 +9,7 @@
 
 namespace {
 
-saturn::runtime& rt() {
-  static saturn::runtime r;
-  return r;
-}
+using pg_test::rt;
 
 TEST(pg_connection, trust_over_tcp_and_unix_socket) {
   PG_REQUIRE_CLUSTER();

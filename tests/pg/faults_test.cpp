@@ -12,10 +12,7 @@
 
 namespace {
 
-saturn::runtime& rt() {
-  static saturn::runtime r;
-  return r;
-}
+using pg_test::rt;
 
 /// After a cancelled statement: the connection is not broken and answers the next query
 /// right (it is in sync with the server).

@@ -1,4 +1,4 @@
-// Helpers for the pg tests: connect-or-fail.
+// Helpers for the pg tests: the runtime they run on, connect-or-fail.
 #pragma once
 
 #include "pg/cluster.hpp"
@@ -16,6 +16,13 @@ namespace pg = saturn::pg;
 using namespace std::chrono_literals;
 
 namespace pg_test {
+
+/// The runtime the pg tests run their queries on: one thread, made on first use, for the
+/// whole test process (ctest runs each test in a process of its own).
+inline saturn::runtime& rt() {
+  static saturn::runtime r;
+  return r;
+}
 
 /// Connects to the test cluster over TCP as `user`. A failure is recorded as a test
 /// failure (with the error) and comes back empty, so a test reads

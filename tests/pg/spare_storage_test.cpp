@@ -10,10 +10,7 @@
 
 namespace {
 
-saturn::runtime& rt() {
-  static saturn::runtime r;  // one thread: every result here is read and freed on it
-  return r;
-}
+using pg_test::rt;
 
 constexpr const char* k_big = "SELECT id, name, tags FROM items ORDER BY id";  // 100,000 rows
 constexpr std::size_t k_min_spare = 64 * 1024;

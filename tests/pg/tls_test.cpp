@@ -14,10 +14,7 @@
 
 namespace {
 
-saturn::runtime& rt() {
-  static saturn::runtime r;
-  return r;
-}
+using pg_test::rt;
 
 pg::config tls_config(pg::ssl_mode mode, const std::string& rootcert = "") {
   pg::config c = pg_test::cluster::get().tcp("tls_user", "tls-secret");

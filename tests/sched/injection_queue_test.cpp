@@ -21,9 +21,9 @@ using saturn::runnable;
 using saturn::sched::injection_queue;
 
 #if defined(SATURN_TSAN) || defined(SATURN_ASAN)
-constexpr int k_slow = 4;
+constexpr int k_queue_slow = 4;
 #else
-constexpr int k_slow = 1;
+constexpr int k_queue_slow = 1;
 #endif
 
 /// A runnable that knows who pushed it and its sequence number.
@@ -229,10 +229,10 @@ void concurrent_run(unsigned producers, unsigned consumers, std::uint32_t per_pr
   EXPECT_TRUE(q.empty_hint());
 }
 
-TEST(injection_queue, concurrent_pushers_one_consumer) { concurrent_run(4, 1, 100'000 / k_slow); }
+TEST(injection_queue, concurrent_pushers_one_consumer) { concurrent_run(4, 1, 100'000 / k_queue_slow); }
 
-TEST(injection_queue, concurrent_pushers_two_consumers) { concurrent_run(4, 2, 100'000 / k_slow); }
+TEST(injection_queue, concurrent_pushers_two_consumers) { concurrent_run(4, 2, 100'000 / k_queue_slow); }
 
-TEST(injection_queue, many_pushers_two_consumers) { concurrent_run(16, 2, 20'000 / k_slow); }
+TEST(injection_queue, many_pushers_two_consumers) { concurrent_run(16, 2, 20'000 / k_queue_slow); }
 
 }  // namespace

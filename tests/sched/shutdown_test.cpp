@@ -145,7 +145,7 @@ task<int> yield_forever(probe pr) {
   co_return 0;
 }
 
-struct pipe_pair : saturn_test::pipe_fds {
+struct checked_pipe : saturn_test::pipe_fds {
   /// True if a byte written now is read back: no cancelled read is still consuming data.
   bool intact() const {
     if (::write(w, "q", 1) != 1)
@@ -277,8 +277,8 @@ task<void> spread(thread_pool* pool, probe_counts* c, int fd, int n) {
 TEST_P(io_shutdown_test, suspended_on_sleeps_reads_and_joins) {
   const std::set<int> baseline = baseline_threads();
   probe_counts c;
-  pipe_pair p;  // outlives the pool: reads are cancelled while it is open
-  std::vector<pipe_pair> more(4);
+  checked_pipe p;  // outlives the pool: reads are cancelled while it is open
+  std::vector<checked_pipe> more(4);
   std::chrono::steady_clock::duration destroy_time{};
   {
     std::optional<thread_pool> opt;
@@ -334,7 +334,7 @@ task<int> await_abandoned(join_handle<int> h) {
 // finished, and awaiting it (from another runtime) throws task_abandoned.
 TEST_P(io_shutdown_test, handles_held_outside_report_task_abandoned) {
   probe_counts c;
-  pipe_pair p;
+  checked_pipe p;
   std::vector<join_handle<int>> held;
   {
     thread_pool pool(options_for(GetParam()));

@@ -30,7 +30,7 @@ namespace {
 
 using saturn::sched::work_deque;
 
-struct item {
+struct stress_item {
   std::uint32_t id = 0;
   std::uint32_t payload = 0;  // plain memory written before push
   std::uint32_t taken_by = 0; // plain memory written by the taker (TSan sees a double take)
@@ -50,9 +50,9 @@ struct scenario {
 // and drain those. Long monotone runs of pops are what overrun a stale batch claim.
 template <std::size_t Capacity, std::size_t MaxBatch>
 void stress(const scenario& s) {
-  using deque_t = work_deque<item, Capacity, MaxBatch>;
+  using deque_t = work_deque<stress_item, Capacity, MaxBatch>;
   const std::uint32_t n = s.items / SATURN_STRESS_SCALE;
-  std::vector<item> items(n);
+  std::vector<stress_item> items(n);
   auto taken = std::make_unique<std::atomic<std::uint32_t>[]>(n);
   auto victim = std::make_unique<deque_t>();
   std::vector<std::unique_ptr<deque_t>> own;
@@ -65,7 +65,7 @@ void stress(const scenario& s) {
     while (ready.load() <= s.thieves) std::this_thread::yield();
   };
   // ordering: relaxed counters and flags; join() orders them before the final checks.
-  auto take = [&](item* x, std::uint32_t who) {
+  auto take = [&](stress_item* x, std::uint32_t who) {
     ASSERT_EQ(x->payload, x->id ^ 0x5a5a5a5au) << "item " << x->id << " seen before it was published";
     x->taken_by = who;
     taken[x->id].fetch_add(1, std::memory_order_relaxed);
@@ -80,9 +80,9 @@ void stress(const scenario& s) {
       const std::uint32_t me = static_cast<std::uint32_t>(t) + 1;
       start();
       for (std::uint32_t round = 0; !done(); ++round) {
-        if (item* x = mine.pop()) {
+        if (stress_item* x = mine.pop()) {
           take(x, me);
-        } else if (item* y = s.only_half || round % 2 ? victim->steal_half_into(mine) : victim->steal()) {
+        } else if (stress_item* y = s.only_half || round % 2 ? victim->steal_half_into(mine) : victim->steal()) {
           take(y, me);
         }
       }
@@ -101,7 +101,7 @@ void stress(const scenario& s) {
     bool filling = true;
     std::uint32_t turn = s.high;
     auto push_next = [&] {
-      item* x = &items[next];
+      stress_item* x = &items[next];
       x->id = next;
       x->payload = next ^ 0x5a5a5a5au;
       if (victim->push(x)) ++next;
@@ -109,7 +109,7 @@ void stress(const scenario& s) {
     while (next < n && !give_up.load(std::memory_order_relaxed)) {
       if (s.drain) {
         for (std::uint32_t k = 1 + rand() % s.high; k > 0 && next < n; --k) push_next();
-        while (item* x = victim->pop()) take(x, 0);
+        while (stress_item* x = victim->pop()) take(x, 0);
       } else if (filling) {
         push_next();
         if (victim->size_approx() >= turn) {
@@ -117,14 +117,14 @@ void stress(const scenario& s) {
           turn = s.low + rand() % (s.high - s.low);
         }
       } else {
-        if (item* x = victim->pop()) take(x, 0);
+        if (stress_item* x = victim->pop()) take(x, 0);
         if (victim->size_approx() <= turn) {
           filling = true;
           turn = s.low + 1 + rand() % (s.high - s.low);
         }
       }
     }
-    while (item* x = victim->pop()) take(x, 0);
+    while (stress_item* x = victim->pop()) take(x, 0);
   });
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
   while (!done() && std::chrono::steady_clock::now() < deadline)

@@ -21,7 +21,7 @@
 namespace saturn::sim_scenarios {
 namespace {
 
-[[noreturn]] void fail(const std::string& what) { throw std::runtime_error("files scenario: " + what); }
+[[noreturn]] void files_fail(const std::string& what) { throw std::runtime_error("files scenario: " + what); }
 
 struct one_file {
   std::string path;
@@ -72,7 +72,7 @@ task<void> write_then_cancel(task_group& g, std::vector<one_file>& files, sim::w
 task<void> files_scenario(sim::world& w) {
   std::string dir_template = (std::filesystem::temp_directory_path() / "saturn-sim-files-XXXXXX").string();
   if (::mkdtemp(dir_template.data()) == nullptr)
-    fail("mkdtemp failed");
+    files_fail("mkdtemp failed");
   const std::filesystem::path dir = dir_template;
   std::vector<one_file> files(2 + w.random_below(8));
   for (std::size_t i = 0; i < files.size(); ++i) {
@@ -105,7 +105,7 @@ task<void> files_scenario(sim::world& w) {
   std::error_code ec;
   std::filesystem::remove_all(dir, ec);
   if (!problem.empty())
-    fail(problem);
+    files_fail(problem);
 }
 
 }  // namespace saturn::sim_scenarios

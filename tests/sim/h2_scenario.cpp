@@ -27,7 +27,7 @@ namespace {
 
 using namespace std::chrono_literals;
 
-[[noreturn]] void fail(const std::string& what) { throw std::runtime_error("h2 scenario: " + what); }
+[[noreturn]] void h2_fail(const std::string& what) { throw std::runtime_error("h2 scenario: " + what); }
 
 struct h2_stream {
   std::string expect;  // the body the answer must carry
@@ -139,7 +139,7 @@ struct h2_client {
     };
     const std::int32_t id = nghttp2_submit_request(session, nullptr, nva, 4, post ? &prd : nullptr, nullptr);
     if (id < 0)
-      fail(std::string("submit_request: ") + nghttp2_strerror(id));
+      h2_fail(std::string("submit_request: ") + nghttp2_strerror(id));
     streams.emplace(id, std::move(s));
     ++open;
   }
@@ -151,7 +151,7 @@ struct h2_client {
       const std::uint8_t* data = nullptr;
       const ssize_t n = nghttp2_session_mem_send(session, &data);
       if (n < 0)
-        fail(std::string("mem_send: ") + nghttp2_strerror(static_cast<int>(n)));
+        h2_fail(std::string("mem_send: ") + nghttp2_strerror(static_cast<int>(n)));
       if (n == 0)
         break;
       out.append(reinterpret_cast<const char*>(data), static_cast<std::size_t>(n));
@@ -166,7 +166,7 @@ struct h2_client {
 task<void> h2_client_run(sim::world& w, std::uint16_t port) {
   auto c = co_await net::tcp_stream::connect(net::address::loopback_v4(port));
   if (!c)
-    fail("connect: " + c.err().message());
+    h2_fail("connect: " + c.err().message());
   // A small window makes the server wait for WINDOW_UPDATEs on the larger answers.
   h2_client cl(static_cast<std::uint32_t>(w.random_below(2) == 0 ? 65535 : 1024 + w.random_below(16384)));
   const int n = 1 + static_cast<int>(w.random_below(8));
@@ -181,7 +181,7 @@ task<void> h2_client_run(sim::world& w, std::uint16_t port) {
   int reads = 0;
   while (cl.open > 0) {
     if (!co_await cl.flush(*c))
-      fail("send failed");
+      h2_fail("send failed");
     if (!reset_done && reads == 1) {
       const std::int32_t id = ids[w.random_below(ids.size())];
       h2_stream& s = cl.streams.at(id);
@@ -209,23 +209,23 @@ task<void> h2_client_run(sim::world& w, std::uint16_t port) {
                 ", status " + (s.status.empty() ? "-" : s.status) + ", " + std::to_string(s.body.size()) + " of " +
                 std::to_string(s.expect.size()) + " bytes" +
                 (s.upload.empty() ? "" : ", uploaded " + std::to_string(s.sent) + " of " + std::to_string(s.upload.size())) + "]";
-      fail("the server closed the connection (" + (r ? std::string("end of stream") : r.err().message()) + ") with " +
+      h2_fail("the server closed the connection (" + (r ? std::string("end of stream") : r.err().message()) + ") with " +
            std::to_string(cl.open) + " stream(s) open:" + what);
     }
     ++reads;
     const ssize_t k = nghttp2_session_mem_recv(cl.session, reinterpret_cast<const std::uint8_t*>(buf), *r);
     if (k < 0)
-      fail(std::string("the server sent what nghttp2 rejects: ") + nghttp2_strerror(static_cast<int>(k)));
+      h2_fail(std::string("the server sent what nghttp2 rejects: ") + nghttp2_strerror(static_cast<int>(k)));
   }
   for (auto& [id, s] : cl.streams) {
     if (s.reset_by_us)
       continue;  // answered or not, both are right
     if (s.error != NGHTTP2_NO_ERROR)
-      fail("stream " + std::to_string(id) + " closed with error " + std::to_string(s.error));
+      h2_fail("stream " + std::to_string(id) + " closed with error " + std::to_string(s.error));
     if (s.status != "200")
-      fail("stream " + std::to_string(id) + " answered " + s.status);
+      h2_fail("stream " + std::to_string(id) + " answered " + s.status);
     if (s.body != s.expect)
-      fail("stream " + std::to_string(id) + ": a body of " + std::to_string(s.body.size()) + " bytes, " +
+      h2_fail("stream " + std::to_string(id) + ": a body of " + std::to_string(s.body.size()) + " bytes, " +
            std::to_string(s.expect.size()) + " expected");
   }
   nghttp2_submit_goaway(cl.session, NGHTTP2_FLAG_NONE, nghttp2_session_get_last_proc_stream_id(cl.session),

@@ -20,7 +20,7 @@ namespace {
 
 using namespace std::chrono_literals;
 
-[[noreturn]] void fail(const std::string& what) { throw std::runtime_error("http scenario: " + what); }
+[[noreturn]] void http_fail(const std::string& what) { throw std::runtime_error("http scenario: " + what); }
 
 /// Under injected faults (the http-faults scenario) a connection may fail at any step:
 /// a client then gives up quietly. A wrong answer is a failure either way.
@@ -35,7 +35,7 @@ bool g_bulk = false;
 /// A connection-level failure: fails the run, or (tolerant) tells the client to stop.
 bool lost(const std::string& what) {
   if (!g_tolerant)
-    fail(what);
+    http_fail(what);
   return true;
 }
 
@@ -46,14 +46,14 @@ task<bool> read_response(net::tcp_stream& c, std::string& rest, int& status, std
     const std::size_t end = rest.find("\r\n\r\n");
     if (end != std::string::npos) {
       if (rest.compare(0, 9, "HTTP/1.1 ") != 0)
-        fail("not a status line: " + rest.substr(0, 40));
+        http_fail("not a status line: " + rest.substr(0, 40));
       std::from_chars(rest.data() + 9, rest.data() + 12, status);
       std::size_t len = 0;
       const std::size_t cl = rest.find("content-length: ");
       const std::size_t cl2 = rest.find("Content-Length: ");
       const std::size_t at = cl < end ? cl : cl2;
       if (at == std::string::npos || at > end)
-        fail("no Content-Length in: " + rest.substr(0, end));
+        http_fail("no Content-Length in: " + rest.substr(0, end));
       std::from_chars(rest.data() + at + 16, rest.data() + end, len);
       if (rest.size() >= end + 4 + len) {
         body = rest.substr(end + 4, len);
@@ -99,10 +99,10 @@ task<void> pipelining_client(sim::world& w, std::uint16_t port, int id) {
       if (!ok && lost("connection " + std::to_string(id) + " ended before response " + std::to_string(got + 1)))
         co_return;
       if (status != 200)
-        fail("status " + std::to_string(status));
+        http_fail("status " + std::to_string(status));
       // Each answer is the body its request asked for, in request order.
       if (body != body_of(asked[static_cast<std::size_t>(got)]))
-        fail("response " + std::to_string(got + 1) + " on connection " + std::to_string(id) + " is not the body its "
+        http_fail("response " + std::to_string(got + 1) + " on connection " + std::to_string(id) + " is not the body its "
              "request asked for (" + std::to_string(body.size()) + " bytes, expected " +
              std::to_string(asked[static_cast<std::size_t>(got)]) + ")");
     }
@@ -137,7 +137,7 @@ task<void> upload_client(sim::world& w, std::uint16_t port) {
   if (!answered && lost("no answer to the upload"))
     co_return;
   if (status != 200 || answer != std::to_string(n))
-    fail("upload answer " + std::to_string(status) + " " + answer + ", expected " + std::to_string(n));
+    http_fail("upload answer " + std::to_string(status) + " " + answer + ", expected " + std::to_string(n));
   co_await c->close();
 }
 
@@ -165,9 +165,9 @@ task<void> silent_client(std::uint16_t port, std::chrono::milliseconds header_ti
   const auto waited = clock::now() - t0;
   // A 408 or a plain close, once the timeout has passed (never before it).
   if (n && *n > 0 && std::string_view(reinterpret_cast<const char*>(buf), 12) != "HTTP/1.1 408")
-    fail("a silent connection got " + std::string(reinterpret_cast<const char*>(buf), std::min<std::size_t>(*n, 40)));
+    http_fail("a silent connection got " + std::string(reinterpret_cast<const char*>(buf), std::min<std::size_t>(*n, 40)));
   if (waited < header_timeout && !g_tolerant)
-    fail("a silent connection was closed before the header timeout");
+    http_fail("a silent connection was closed before the header timeout");
   co_await c->close();
 }
 

@@ -22,7 +22,7 @@ namespace {
 
 using namespace std::chrono_literals;
 
-[[noreturn]] void fail(const std::string& what) { throw std::runtime_error(what); }
+[[noreturn]] void pool_fail(const std::string& what) { throw std::runtime_error(what); }
 
 /// Shared by every task through a shared_ptr: after a failure, or a deadlock that tears
 /// the pool down, the tasks are destroyed in an order nobody chose, and one destroyed
@@ -39,7 +39,7 @@ struct shared_state {
 void note_worker(shared_state& s) {
   auto* pool = dynamic_cast<thread_pool*>(scheduler::current());
   if (pool == nullptr)
-    fail("a task of the pool scenario ran outside the pool");
+    pool_fail("a task of the pool scenario ran outside the pool");
   if (auto i = pool->worker_index())
     s.workers_seen |= 1u << *i;
 }
@@ -53,7 +53,7 @@ task<void> producer(sim::world& w, std::shared_ptr<shared_state> st, std::uint64
       co_await sleep_for(std::chrono::microseconds(w.random_below(200)));
     auto r = co_await ch.send(first + i);
     if (!r)
-      fail("a send failed: " + r.err().message());
+      pool_fail("a send failed: " + r.err().message());
   }
 }
 
@@ -68,11 +68,11 @@ task<void> consumer(std::shared_ptr<shared_state> st) {
     const std::uint64_t x = *v;
     auto g = co_await s.lock.lock();
     if (!g)
-      fail("a lock failed: " + g.err().message());
+      pool_fail("a lock failed: " + g.err().message());
     const std::uint64_t before = s.guarded_sum;
     co_await yield();  // hold the lock across a suspension: others must wait
     if (s.guarded_sum != before)
-      fail("the mutex let another task in while held");
+      pool_fail("the mutex let another task in while held");
     s.guarded_sum = before + x;
   }
 }
@@ -84,7 +84,7 @@ task<void> leaf(std::shared_ptr<shared_state> st, std::uint64_t v) {
 }
 
 /// A spawn storm from one task: most of it is stolen by the other workers.
-task<void> storm(std::shared_ptr<shared_state> st, std::uint64_t n) {
+task<void> spawn_storm(std::shared_ptr<shared_state> st, std::uint64_t n) {
   std::vector<join_handle<void>> hs;
   hs.reserve(n);
   for (std::uint64_t i = 1; i <= n; ++i)
@@ -101,9 +101,9 @@ task<void> pipe_reader(int fd, std::size_t want, std::shared_ptr<std::uint64_t> 
   while (got < want) {
     auto r = co_await read(fd, buf);
     if (!r)
-      fail("a pipe read failed: " + r.err().message());
+      pool_fail("a pipe read failed: " + r.err().message());
     if (*r == 0)
-      fail("the pipe ended early");
+      pool_fail("the pipe ended early");
     for (std::size_t i = 0; i < *r; ++i)
       *sum += static_cast<std::uint64_t>(buf[i]);
     got += *r;
@@ -119,7 +119,7 @@ task<void> pipe_writer(sim::world& w, int fd, std::size_t n) {
       chunk[i] = static_cast<std::byte>((sent + i) & 0x7f);
     auto r = co_await write(fd, std::span<const std::byte>(chunk, k));
     if (!r)
-      fail("a pipe write failed: " + r.err().message());
+      pool_fail("a pipe write failed: " + r.err().message());
     sent += *r;
     if (w.random_below(3) == 0)
       co_await sleep_for(std::chrono::microseconds(w.random_below(100)));
@@ -160,7 +160,7 @@ task<void> cross_pool(sim::world& w) {
   for (auto& h : later)
     got += co_await h;
   if (got != want)
-    fail("the other pool's squares summed " + std::to_string(got) + ", not " + std::to_string(want));
+    pool_fail("the other pool's squares summed " + std::to_string(got) + ", not " + std::to_string(want));
 }
 
 }  // namespace
@@ -189,11 +189,11 @@ task<void> pool_scenario(sim::world& w) {
   for (unsigned i = 0; i < producers; ++i)
     prod.push_back(spawn(producer(w, st, std::uint64_t(i) * 1000 + 1, per)));
   const std::uint64_t storm_n = 50 + w.random_below(150);
-  rest.push_back(spawn(storm(st, storm_n)));
+  rest.push_back(spawn(spawn_storm(st, storm_n)));
 
   int p[2];
   if (::pipe2(p, O_CLOEXEC | O_NONBLOCK) != 0)
-    fail("pipe2 failed");
+    pool_fail("pipe2 failed");
   const std::size_t pipe_bytes = 100 + w.random_below(400);
   auto pipe_sum = std::make_shared<std::uint64_t>(0);
   rest.push_back(spawn(pipe_reader(p[0], pipe_bytes, pipe_sum)));
@@ -214,16 +214,16 @@ task<void> pool_scenario(sim::world& w) {
     for (std::uint64_t k = 0; k < per; ++k)
       want += std::uint64_t(i) * 1000 + 1 + k;
   if (s.guarded_sum != want)
-    fail("consumers summed " + std::to_string(s.guarded_sum) + ", producers sent " + std::to_string(want));
+    pool_fail("consumers summed " + std::to_string(s.guarded_sum) + ", producers sent " + std::to_string(want));
   if (s.spawned_sum != storm_n * (storm_n + 1) / 2)
-    fail("the spawn storm summed " + std::to_string(s.spawned_sum));
+    pool_fail("the spawn storm summed " + std::to_string(s.spawned_sum));
   std::uint64_t pipe_want = 0;
   for (std::size_t i = 0; i < pipe_bytes; ++i)
     pipe_want += i & 0x7f;
   if (*pipe_sum != pipe_want)
-    fail("the pipe delivered a sum of " + std::to_string(*pipe_sum) + ", " + std::to_string(pipe_want) + " written");
+    pool_fail("the pipe delivered a sum of " + std::to_string(*pipe_sum) + ", " + std::to_string(pipe_want) + " written");
   if (s.workers_seen == 0)
-    fail("no task saw its worker");
+    pool_fail("no task saw its worker");
 }
 
 }  // namespace saturn::sim_scenarios

@@ -17,7 +17,7 @@ namespace {
 
 using namespace std::chrono_literals;
 
-[[noreturn]] void fail(const std::string& what) { throw std::runtime_error("proc scenario: " + what); }
+[[noreturn]] void proc_fail(const std::string& what) { throw std::runtime_error("proc scenario: " + what); }
 
 struct ask {
   int n;
@@ -87,22 +87,22 @@ process<int> client(sim::world* w, int children, int questions, event* done, int
         continue;  // killed meanwhile: ask its successor
       }
       if (poison)
-        fail("an answer to a question that crashes the child");
+        proc_fail("an answer to a question that crashes the child");
       // An answer may be a late one to an earlier attempt at a different number? No: one
       // question is in flight at a time and each gets at most one answer, but a late
       // answer to this question's earlier attempt is the same square.
       if (*answer != n * n)
-        fail("wrong answer " + std::to_string(*answer) + " for " + std::to_string(n));
+        proc_fail("wrong answer " + std::to_string(*answer) + " for " + std::to_string(n));
       got = true;
     }
     if (!poison && !got)
-      fail("no answer for " + std::to_string(n) + " from " + name + " in 200 attempts");
+      proc_fail("no answer for " + std::to_string(n) + " from " + name + " in 200 attempts");
     if (got)
       ++*answered;
     // Drop late answers before the next question.
     while (auto late = co_await self.receive_for(0ns))
       if (*late != n * n)
-        fail("a late answer " + std::to_string(*late) + " does not belong to " + std::to_string(n));
+        proc_fail("a late answer " + std::to_string(*late) + " does not belong to " + std::to_string(n));
   }
   done->set();
 }
@@ -131,9 +131,9 @@ task<void> proc_scenario(sim::world& w) {
   for (int i = 0; i < 1000 && !registered_names().empty(); ++i)
     co_await sleep_for(100us);
   if (!registered_names().empty())
-    fail(std::to_string(registered_names().size()) + " name(s) still registered after the supervisor stopped");
+    proc_fail(std::to_string(registered_names().size()) + " name(s) still registered after the supervisor stopped");
   if (answered == 0)
-    fail("no question was answered");
+    proc_fail("no question was answered");
 }
 
 }  // namespace saturn::sim_scenarios

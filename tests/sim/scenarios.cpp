@@ -16,7 +16,7 @@ namespace {
 
 using namespace std::chrono_literals;
 
-[[noreturn]] void fail(const std::string& what) { throw std::runtime_error(what); }
+[[noreturn]] void scenario_fail(const std::string& what) { throw std::runtime_error(what); }
 
 task<void> timer_worker(sim::world& w, int* done) {
   const int steps = 5 + static_cast<int>(w.random_below(20));
@@ -25,7 +25,7 @@ task<void> timer_worker(sim::world& w, int* done) {
       case 0: {
         auto r = co_await nop();
         if (!r)
-          fail("a NOP failed: " + r.err().message());
+          scenario_fail("a NOP failed: " + r.err().message());
         break;
       }
       case 1:
@@ -36,9 +36,9 @@ task<void> timer_worker(sim::world& w, int* done) {
         const auto d = std::chrono::microseconds(1 + w.random_below(300));
         auto r = co_await kernel_timeout(d);
         if (!r)
-          fail("a kernel timeout failed: " + r.err().message());
+          scenario_fail("a kernel timeout failed: " + r.err().message());
         if (clock::now() - t0 < d)
-          fail("a kernel timeout expired early");
+          scenario_fail("a kernel timeout expired early");
         break;
       }
       default: {
@@ -69,7 +69,7 @@ task<void> echo_server(net::tcp_listener* l, int clients, int* closed) {
   for (int i = 0; i < clients; ++i) {
     auto c = co_await l->accept();
     if (!c)
-      fail("accept: " + c.err().message());
+      scenario_fail("accept: " + c.err().message());
     hs.push_back(spawn(echo_connection(std::move(*c), closed)));
   }
   for (auto& h : hs)
@@ -79,23 +79,23 @@ task<void> echo_server(net::tcp_listener* l, int clients, int* closed) {
 task<void> echo_client(sim::world& w, std::uint16_t port, int id) {
   auto c = co_await net::tcp_stream::connect(net::address::loopback_v4(port));
   if (!c)
-    fail("connect: " + c.err().message());
+    scenario_fail("connect: " + c.err().message());
   const int rounds = 1 + static_cast<int>(w.random_below(4));
   for (int round = 0; round < rounds; ++round) {
     const std::string msg = "client " + std::to_string(id) + " round " + std::to_string(round) +
                             std::string(w.random_below(5000), 'x');
     auto s = co_await c->send(std::as_bytes(std::span(msg)));
     if (!s)
-      fail("send: " + s.err().message());
+      scenario_fail("send: " + s.err().message());
     std::string back;
     while (back.size() < msg.size()) {
       auto chunk = co_await c->receive();  // a multishot receive, armed from now on
       if (!chunk || chunk->empty())
-        fail("the echo ended early");
+        scenario_fail("the echo ended early");
       back.append(reinterpret_cast<const char*>(chunk->data()), chunk->size());
     }
     if (back != msg)
-      fail("the echo differs from what was sent");
+      scenario_fail("the echo differs from what was sent");
   }
   if (w.random_below(3) == 0)
     co_await sleep_for(std::chrono::microseconds(w.random_below(100)));
@@ -112,13 +112,13 @@ task<void> timers_scenario(sim::world& w) {
   for (auto& h : hs)
     co_await h;
   if (done != 8)
-    fail(std::to_string(done) + " of 8 timer tasks finished");
+    scenario_fail(std::to_string(done) + " of 8 timer tasks finished");
 }
 
 task<void> echo_scenario(sim::world& w) {
   auto l = net::tcp_listener::bind(net::address::loopback_v4(0));
   if (!l)
-    fail("bind: " + l.err().message());
+    scenario_fail("bind: " + l.err().message());
   const std::uint16_t port = l->local_address()->port();
   const int n = 1 + static_cast<int>(w.random_below(5));
   int closed = 0;
@@ -135,7 +135,7 @@ task<void> echo_scenario(sim::world& w) {
     std::rethrow_exception(first);
   co_await server;  // returns once every connection saw its client's close
   if (closed != n)
-    fail(std::to_string(closed) + " of " + std::to_string(n) + " connections closed");
+    scenario_fail(std::to_string(closed) + " of " + std::to_string(n) + " connections closed");
 }
 
 const std::vector<scenario>& all() {

@@ -5,6 +5,7 @@
 // task is suspended in the kernel (the cancellable protocol's posted path).
 #include <gtest/gtest.h>
 #include <saturn/saturn.hpp>
+#include "task/task_test_util.hpp"
 
 #include "loop/test_support.hpp"
 
@@ -24,13 +25,8 @@ using namespace std::chrono_literals;
 using saturn::result;
 using saturn::task;
 using saturn_test::pipe_fds;
-
-task<saturn::task_context*> root_ctx() {
-  saturn::task_context& ctx = co_await saturn::this_task::context();
-  co_return &ctx.sched->root_context();
-}
-
-std::span<std::byte> bytes(std::string& s) { return std::as_writable_bytes(std::span<char>(s.data(), s.size())); }
+using task_test::root_ctx;
+using task_test::bytes;
 
 /// Awaits `t` under `ctx` (another stop token), the way with_timeout awaits its child.
 template <class T>

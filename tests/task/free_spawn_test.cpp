@@ -20,11 +20,11 @@ using saturn::join_handle;
 using saturn::task;
 
 /// Sets *destroyed when the frame holding it goes; *started when the task body ran.
-struct frame_probe {
+struct spawn_probe {
   std::shared_ptr<int> destroyed_marker;
 };
 
-task<int> probed(frame_probe p, bool* started) {
+task<int> spawned_probe(spawn_probe p, bool* started) {
   *started = true;
   (void)p;
   co_return 1;
@@ -140,15 +140,15 @@ TEST(task_free_spawn, spawn_on_worker_zero_runs_and_other_workers_throw) {
   auto marker = std::make_shared<int>(0);
   bool started = false;
   std::string error;
-  const int v = rt.block_on([](frame_probe p, bool* s, std::string* err) -> task<int> {
+  const int v = rt.block_on([](spawn_probe p, bool* s, std::string* err) -> task<int> {
     auto h = saturn::spawn_on(0, square(7));
     try {
-      (void)saturn::spawn_on(1, probed(p, s));
+      (void)saturn::spawn_on(1, spawned_probe(p, s));
     } catch (const std::out_of_range& e) {
       *err = e.what();
     }
     co_return co_await std::move(h);
-  }(frame_probe{marker}, &started, &error));
+  }(spawn_probe{marker}, &started, &error));
   EXPECT_EQ(v, 49);
   EXPECT_NE(error.find("worker 1 does not exist"), std::string::npos) << error;
   EXPECT_FALSE(started) << "a refused task ran";
@@ -170,12 +170,12 @@ TEST(task_free_spawn, a_thread_without_a_scheduler_gets_a_logic_error) {
   std::string spawn_error, spawn_on_error;
   std::thread([&] {
     try {
-      (void)saturn::spawn(probed(frame_probe{marker}, &started));
+      (void)saturn::spawn(spawned_probe(spawn_probe{marker}, &started));
     } catch (const std::logic_error& e) {
       spawn_error = e.what();
     }
     try {
-      (void)saturn::spawn_on(0, probed(frame_probe{marker}, &started));
+      (void)saturn::spawn_on(0, spawned_probe(spawn_probe{marker}, &started));
     } catch (const std::logic_error& e) {
       spawn_on_error = e.what();
     }

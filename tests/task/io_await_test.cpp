@@ -4,6 +4,7 @@
 // kernel_timeout (expiry is success).
 #include <gtest/gtest.h>
 #include <saturn/saturn.hpp>
+#include "task/task_test_util.hpp"
 
 #include "loop/test_support.hpp"
 
@@ -26,16 +27,12 @@ using namespace std::chrono_literals;
 using saturn::task;
 using saturn_test::pipe_fds;
 using saturn_test::temp_file;
+using task_test::root_ctx;
+using task_test::bytes;
 
-std::span<std::byte> bytes(std::string& s) { return std::as_writable_bytes(std::span<char>(s.data(), s.size())); }
 std::span<const std::byte> cbytes(const std::string& s) { return std::as_bytes(std::span<const char>(s.data(), s.size())); }
 
 bool starts_with(const std::string& s, const std::string& prefix) { return s.rfind(prefix, 0) == 0; }
-
-task<saturn::task_context*> root_ctx() {
-  saturn::task_context& ctx = co_await saturn::this_task::context();
-  co_return &ctx.sched->root_context();
-}
 
 }  // namespace
 

@@ -5,6 +5,7 @@
 // (the asan-ubsan build). And a detached task that throws prints a message, not a crash.
 #include <gtest/gtest.h>
 #include <saturn/saturn.hpp>
+#include "task/task_test_util.hpp"
 
 #include "loop/test_support.hpp"
 
@@ -22,6 +23,8 @@ using namespace std::chrono_literals;
 using saturn::join_handle;
 using saturn::task;
 using saturn_test::pipe_fds;
+using task_test::root_ctx;
+using task_test::bytes;
 
 /// Counts frames: constructed into a frame as a by-value coroutine parameter, counted as
 /// destroyed when that frame goes.
@@ -42,13 +45,6 @@ struct probe {
 };
 // A moved-from probe does not count; the frame's copy does. `created` counts the original,
 // which is moved into the frame, so created == destroyed once every frame is gone.
-
-task<saturn::task_context*> root_ctx() {
-  saturn::task_context& ctx = co_await saturn::this_task::context();
-  co_return &ctx.sched->root_context();
-}
-
-std::span<std::byte> bytes(std::string& s) { return std::as_writable_bytes(std::span<char>(s.data(), s.size())); }
 
 task<int> blocked_reader(probe pr, int fd) {
   std::string buf(16, '\0');

@@ -3,6 +3,7 @@
 // checksum, spawning from another OS thread while block_on runs, and yield() interleaving.
 #include <gtest/gtest.h>
 #include <saturn/saturn.hpp>
+#include "task/task_test_util.hpp"
 
 #include "loop/test_support.hpp"
 
@@ -21,13 +22,9 @@ namespace {
 using namespace std::chrono_literals;
 using saturn::join_handle;
 using saturn::task;
+using task_test::root_ctx;
 
 /// The runtime the calling task runs on (so a task can spawn siblings).
-task<saturn::task_context*> root_ctx() {
-  saturn::task_context& ctx = co_await saturn::this_task::context();
-  co_return &ctx.sched->root_context();
-}
-
 template <class T>
 join_handle<T> spawn_here(saturn::task_context* root, task<T> t) {
   return saturn::spawn_in(*root, std::move(t));

@@ -4,6 +4,7 @@
 // a runtime destroyed under a group with suspended children frees them (ASan checks).
 #include <gtest/gtest.h>
 #include <saturn/saturn.hpp>
+#include "task/task_test_util.hpp"
 #include <saturn/sched/thread_pool.hpp>
 #include <saturn/task/task_group.hpp>
 #include <saturn/task/when_all.hpp>
@@ -27,24 +28,17 @@ namespace {
 using namespace std::chrono_literals;
 using saturn::task;
 using saturn::task_group;
-
-bool is_canceled(const saturn::result<void>& r) { return !r && r.err() == std::errc::operation_canceled; }
+using task_test::is_canceled;
+using task_test::yield_n;
+using task_test::child_error;
+using task_test::outcome;
+using task_test::logged;
 
 /// Sleeps `d`, then records how the sleep ended (set only once it really ended).
 task<> sleeper(std::chrono::nanoseconds d, int& state) {  // state: 1 slept, 2 cancelled
   auto r = co_await saturn::sleep_for(d);
   state = is_canceled(r) ? 2 : 1;
 }
-
-task<> yield_n(int n) {
-  for (int i = 0; i < n; ++i)
-    co_await saturn::yield();
-}
-
-struct child_error : std::runtime_error {
-  std::size_t index;
-  explicit child_error(std::size_t i) : std::runtime_error("child " + std::to_string(i) + " failed"), index(i) {}
-};
 
 }  // namespace
 
@@ -334,12 +328,6 @@ TEST(task_group, runtime_shutdown_frees_suspended_children) {
 
 // ---- randomized: N children, random sleeps 0-2 ms, random failures, fixed seed.
 namespace {
-enum class outcome { ok, failed, cancelled };
-struct logged {
-  std::size_t index;
-  outcome what;
-};
-
 task<> planned(std::size_t i, std::chrono::microseconds sleep, bool fail, std::vector<logged>& log,
                std::vector<int>& out) {
   auto r = co_await saturn::sleep_for(sleep);

@@ -2,10 +2,10 @@
 #include <saturn/saturn.hpp>
 
 namespace {
-saturn::task<int> answer() { co_return 42; }
+saturn::task<int> smoke_answer() { co_return 42; }
 saturn::task<int> twice() {
-  int a = co_await answer();
-  int b = co_await answer();
+  int a = co_await smoke_answer();
+  int b = co_await smoke_answer();
   co_return a + b;
 }
 saturn::task<int> io_chain() {

@@ -5,6 +5,7 @@
 // with_timeout returned.
 #include <gtest/gtest.h>
 #include <saturn/saturn.hpp>
+#include "task/task_test_util.hpp"
 
 #include "loop/test_support.hpp"
 
@@ -21,13 +22,8 @@ using namespace std::chrono_literals;
 using saturn::result;
 using saturn::task;
 using saturn_test::pipe_fds;
-
-task<saturn::task_context*> root_ctx() {
-  saturn::task_context& ctx = co_await saturn::this_task::context();
-  co_return &ctx.sched->root_context();
-}
-
-std::span<std::byte> bytes(std::string& s) { return std::as_writable_bytes(std::span<char>(s.data(), s.size())); }
+using task_test::root_ctx;
+using task_test::bytes;
 
 /// What a child task reports about its own read, written before it returns.
 struct read_report {

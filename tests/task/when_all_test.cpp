@@ -3,6 +3,7 @@
 // oracle built from the children's own completion log.
 #include <gtest/gtest.h>
 #include <saturn/saturn.hpp>
+#include "task/task_test_util.hpp"
 #include <saturn/sched/thread_pool.hpp>
 #include <saturn/task/task_group.hpp>
 #include <saturn/task/when_all.hpp>
@@ -24,23 +25,13 @@ namespace {
 
 using namespace std::chrono_literals;
 using saturn::task;
+using task_test::is_canceled;
+using task_test::yield_n;
+using task_test::child_error;
+using task_test::outcome;
+using task_test::logged;
+using task_test::sleeper;
 
-bool is_canceled(const saturn::result<void>& r) { return !r && r.err() == std::errc::operation_canceled; }
-
-/// Sleeps `d`; records whether the sleep ended cancelled (only after it really ended).
-task<int> sleeper(std::chrono::nanoseconds d, bool& cancelled, int value) {
-  auto r = co_await saturn::sleep_for(d);
-  if (is_canceled(r)) {
-    cancelled = true;
-    co_return -1;
-  }
-  co_return value;
-}
-
-task<> yield_n(int n) {
-  for (int i = 0; i < n; ++i)
-    co_await saturn::yield();
-}
 
 /// Logs "<name><step>" around yields: shows how children interleave.
 task<int> stepper(std::string name, int steps, std::vector<std::string>& log) {
@@ -50,11 +41,6 @@ task<int> stepper(std::string name, int steps, std::vector<std::string>& log) {
   }
   co_return steps;
 }
-
-struct child_error : std::runtime_error {
-  std::size_t index;
-  explicit child_error(std::size_t i) : std::runtime_error("child " + std::to_string(i) + " failed"), index(i) {}
-};
 
 task<int> thrower_after(int yields, std::size_t index, bool* reached = nullptr) {
   co_await yield_n(yields);
@@ -246,11 +232,6 @@ TEST(when_all, nested_when_all) {
 
 // ---- randomized: N children, random sleeps 0-2 ms, random failures, fixed seed.
 namespace {
-enum class outcome { ok, failed, cancelled };
-struct logged {
-  std::size_t index;
-  outcome what;
-};
 struct plan {
   std::chrono::microseconds sleep;
   bool fail;

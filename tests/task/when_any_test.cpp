@@ -3,6 +3,7 @@
 // randomized run is checked against an oracle built from the children's completion log.
 #include <gtest/gtest.h>
 #include <saturn/saturn.hpp>
+#include "task/task_test_util.hpp"
 
 #include "loop/test_support.hpp"
 #include <saturn/sched/thread_pool.hpp>
@@ -24,27 +25,17 @@ namespace {
 
 using namespace std::chrono_literals;
 using saturn::task;
+using task_test::is_canceled;
+using task_test::yield_n;
+using task_test::child_error;
+using task_test::outcome;
+using task_test::logged;
+using task_test::sleeper;
 
-bool is_canceled(const saturn::result<void>& r) { return !r && r.err() == std::errc::operation_canceled; }
-
-/// Sleeps `d`; `cancelled` is set only once the sleep has ended with operation_canceled.
-task<int> sleeper(std::chrono::nanoseconds d, bool& cancelled, int value) {
-  auto r = co_await saturn::sleep_for(d);
-  if (is_canceled(r)) {
-    cancelled = true;
-    co_return -1;
-  }
-  co_return value;
-}
 
 task<int> nop_child(int value) {
   auto r = co_await saturn::nop();
   co_return r ? value : -1;
-}
-
-task<> yield_n(int n) {
-  for (int i = 0; i < n; ++i)
-    co_await saturn::yield();
 }
 
 /// Not cancellable (only yields): ends with its value even after losing.
@@ -53,11 +44,6 @@ task<int> yielder(int n, int value, bool& ended) {
   ended = true;
   co_return value;
 }
-
-struct child_error : std::runtime_error {
-  std::size_t index;
-  explicit child_error(std::size_t i) : std::runtime_error("child " + std::to_string(i) + " failed"), index(i) {}
-};
 
 using pipe_pair = saturn_test::pipe_fds;
 
@@ -243,12 +229,6 @@ TEST(when_any, nested_in_when_any) {
 
 // ---- randomized: N children, random sleeps 0-2 ms, random failures, fixed seed.
 namespace {
-enum class outcome { ok, failed, cancelled };
-struct logged {
-  std::size_t index;
-  outcome what;
-};
-
 task<int> planned(std::size_t i, std::chrono::microseconds sleep, bool fail, std::vector<logged>& log) {
   auto r = co_await saturn::sleep_for(sleep);
   if (!r) {
