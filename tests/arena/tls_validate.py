@@ -238,6 +238,8 @@ class Checks:
 
     # ---- testssl.sh ----
     def testssl(self):
+        if os.environ.get("ARENA_NO_TESTSSL"):
+            return None, "ARENA_NO_TESTSSL is set (sanitizer builds: the release build runs it)"
         exe = shutil.which("testssl") or shutil.which("testssl.sh")
         if exe is None:
             return None, "testssl.sh not installed (Debian package testssl.sh)"

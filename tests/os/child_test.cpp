@@ -435,7 +435,13 @@ task<void> spawn_many(std::atomic<int>& next, int total, std::atomic<int>& ok, s
 }
 
 void ten_thousand_children_leave_no_zombie() {
+#ifdef SATURN_ASAN
+  // The release build keeps issue #32's count of 10,000 (~30 s, the kernel's fork rate);
+  // under ASan 2,000 run the same paths, for memory errors, in a fifth of the time.
+  constexpr int total = 2'000;
+#else
   constexpr int total = 10'000;
+#endif
   constexpr int in_flight = 64;
   saturn::pool_options po;
   po.threads = 2;
