@@ -3,6 +3,8 @@
 // server on a pool of its own, cleartext or TLS.
 #pragma once
 
+#include "support/run_program.hpp"
+
 #include <saturn/grpc.hpp>
 #include <saturn/http/server.hpp>
 #include <saturn/net/tcp_listener.hpp>
@@ -128,17 +130,7 @@ class saturn_server {
 inline std::atomic<int> slow_cancelled{0};
 inline std::atomic<int> forever_stopped{0};
 
-/// Runs `cmd` through the shell: its standard output and its pclose() status.
-inline std::pair<std::string, int> run_command(const std::string& cmd) {
-  std::string out;
-  FILE* f = ::popen(cmd.c_str(), "r");
-  if (!f)
-    return {"", -1};
-  char tmp[4096];
-  while (std::size_t n = std::fread(tmp, 1, sizeof tmp, f))
-    out.append(tmp, n);
-  return {out, ::pclose(f)};
-}
+using saturn_test::run_command;
 
 /// True when Python's grpcio (python3-grpcio) can be imported.
 inline bool have_grpcio() {

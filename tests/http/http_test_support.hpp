@@ -3,6 +3,8 @@
 // the checks and small helpers the server and client tests share.
 #pragma once
 
+#include "support/run_program.hpp"
+
 #include <saturn/http/client.hpp>
 #include <saturn/http/serve.hpp>
 #include <saturn/http/server.hpp>
@@ -232,18 +234,7 @@ inline void expect_answer_then_close(std::uint16_t port, const std::string& req,
   EXPECT_TRUE(c.read_until_close()) << "the server kept the connection open after " << status;
 }
 
-/// Runs a shell command; its stdout (stderr merged when asked) and exit status.
-inline std::pair<std::string, int> run_command(const std::string& cmd) {
-  std::string out;
-  FILE* f = ::popen(cmd.c_str(), "r");
-  if (!f)
-    return {"", -1};
-  char tmp[4096];
-  while (std::size_t n = std::fread(tmp, 1, sizeof tmp, f))
-    out.append(tmp, n);
-  int st = ::pclose(f);
-  return {out, st};
-}
+using saturn_test::run_command;
 
 inline bool have_program(const char* name) {
   return run_command(std::string("command -v ") + name + " >/dev/null 2>&1 && echo yes").first == "yes\n";

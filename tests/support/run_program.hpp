@@ -1,5 +1,6 @@
 // Runs one of the programs in apps/ as a child process and reports how it ended: for the
-// command-line tests (bad arguments, signals, ports in use).
+// command-line tests (bad arguments, signals, ports in use); and runs a shell command for
+// its output (the interop tests' curl, nghttp, h2load, python3).
 #pragma once
 
 #include <fcntl.h>
@@ -8,11 +9,25 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 namespace saturn_test {
+
+/// Runs `cmd` through the shell: its standard output and its pclose() status.
+inline std::pair<std::string, int> run_command(const std::string& cmd) {
+  std::string out;
+  FILE* f = ::popen(cmd.c_str(), "r");
+  if (!f)
+    return {"", -1};
+  char tmp[4096];
+  while (std::size_t n = std::fread(tmp, 1, sizeof tmp, f))
+    out.append(tmp, n);
+  return {out, ::pclose(f)};
+}
 
 struct program_outcome {
   int status = -1;  ///< exit status, or -1 when it did not exit by itself within 5 s
