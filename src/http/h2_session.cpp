@@ -727,10 +727,13 @@ void h2_session::maybe_free(h2_stream* st) noexcept {
   }
   m_streams.pop_back();
   --m_live;
-  // Kept for the next stream, up to the streams a client may open at once.
+  // Kept for the next stream, up to the streams a client may open at once; its answer
+  // (the body, which the next answer replaces anyway) is freed now, not kept idle.
   if (m_spare.size() < m_opts.max_concurrent_streams && gone->body.capacity() <= 64 * 1024 &&
-      gone->out_pending.capacity() <= 64 * 1024)
+      gone->out_pending.capacity() <= 64 * 1024) {
+    gone->resp = response{};
     m_spare.push_back(std::move(gone));
+  }
 }
 
 void h2_session::goaway() {
