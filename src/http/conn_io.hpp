@@ -48,9 +48,12 @@ inline task<bool> send_rest(net::stream_socket& s, std::span<const std::byte> by
   co_return true;
 }
 
-/// Sends all of `bytes`: a direct send first (when `direct`), the ring for the rest.
+/// Sends all of `bytes`: a direct send first (when `direct`), the ring for the rest. With
+/// `keep`, the rest is copied into *keep before the task first waits, so `bytes` may be a
+/// buffer the caller reuses then (a worker's scratch); *keep's buffer is freed afterwards
+/// (a backlog's buffer is not kept).
 inline task<bool> send_bytes(net::stream_socket& s, std::span<const std::byte> bytes, conn_entry& entry,
-                             bool direct) {
+                             bool direct, std::string* keep = nullptr) {
   std::size_t done = 0;
   if (direct) {
     long n = direct_send(s.fd(), bytes.data(), bytes.size());
@@ -60,8 +63,15 @@ inline task<bool> send_bytes(net::stream_socket& s, std::span<const std::byte> b
   }
   if (done == bytes.size())
     co_return true;
-  auto rest = send_rest(s, bytes, done, entry);
-  co_return co_await std::move(rest);
+  if (keep == nullptr) {
+    auto rest = send_rest(s, bytes, done, entry);
+    co_return co_await std::move(rest);
+  }
+  keep->assign(reinterpret_cast<const char*>(bytes.data()) + done, bytes.size() - done);
+  auto rest = send_rest(s, std::as_bytes(std::span(*keep)), 0, entry);
+  const bool ok = co_await std::move(rest);
+  std::string().swap(*keep);
+  co_return ok;
 }
 
 /// Plain TCP.
@@ -76,6 +86,11 @@ struct plain_io {
   /// Sends all of `out`. False if the connection failed.
   task<bool> send(const std::string& out, conn_entry& entry, bool direct) {
     return send_bytes(s, std::as_bytes(std::span(out)), entry, direct);
+  }
+  /// Sends all of `batch`, which the caller may reuse once the task first waits: what is
+  /// left then waits in `keep`.
+  task<bool> send_scratch(const std::string& batch, std::string& keep, conn_entry& entry, bool direct) {
+    return send_bytes(s, std::as_bytes(std::span(batch)), entry, direct, &keep);
   }
   /// Half-close (FIN) before draining.
   task<void> shutdown() {
@@ -102,6 +117,10 @@ struct tls_io {
     bool ok = co_await std::move(sent);
     t.consume_output(t.pending_output().size());
     co_return ok;
+  }
+  /// As plain_io's: `batch` is encrypted (copied) before the task first waits.
+  task<bool> send_scratch(const std::string& batch, std::string&, conn_entry& entry, bool direct) {
+    return send(batch, entry, direct);
   }
   /// close_notify, then FIN.
   task<void> shutdown() {

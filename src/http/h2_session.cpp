@@ -258,8 +258,7 @@ std::unique_ptr<h2_stream> h2_session::make_stream(std::int32_t id) {
   x.started = x.finished = x.submitted = x.closed = false;
   x.rst_after_answer = x.answer_out = false;
   x.dropped = 0;
-  x.resp = response{};
-  x.resp_off = 0;
+  x.resp_off = 0;  // resp was cleared when the stream was put aside (maybe_free)
   x.t0 = 0;
   x.stop = std::stop_source();
   x.in_ready.reset();
