@@ -14,6 +14,8 @@
 #include <cstdio>
 #include <cstring>
 
+#include "ring/sim/sim_hooks.hpp"
+
 namespace saturn::net {
 
 namespace {
@@ -26,6 +28,10 @@ result<address> sock_name(int fd, bool peer, const char* op) noexcept {
                : ::getsockname(fd, reinterpret_cast<::sockaddr*>(&ss), &len);
   if (r != 0)
     return errno_now(op);
+  // Under a sim::world, a connection between two of the program's endpoints is an AF_UNIX
+  // pair standing for TCP (src/ring/sim/net.cpp): it answers with the TCP address.
+  if (ss.ss_family == AF_UNIX)
+    (void)ring::sim_socket_name(fd, peer, ss, len);
   return address::from_sockaddr(reinterpret_cast<::sockaddr*>(&ss), len);
 }
 
@@ -105,6 +111,8 @@ result<int> listen_socket(const address& addr, const listen_options& o) noexcept
     ::close(fd);
     return e;
   }
+  if (addr.family() != AF_UNIX)
+    ring::sim_note_listener(fd);  // under a sim::world: connects to it stay in the world
   return fd;
 }
 }  // namespace
@@ -113,8 +121,13 @@ result<int> listen_socket(const address& addr, const listen_options& o) noexcept
 
 result<void> stream_socket::set_nodelay(bool on) noexcept {
   int v = on ? 1 : 0;
-  if (::setsockopt(m_fd, IPPROTO_TCP, TCP_NODELAY, &v, sizeof v) != 0)
+  if (::setsockopt(m_fd, IPPROTO_TCP, TCP_NODELAY, &v, sizeof v) != 0) {
+    ::sockaddr_storage ss{};
+    ::socklen_t len = sizeof ss;
+    if (errno == EOPNOTSUPP && ring::sim_socket_name(m_fd, false, ss, len))
+      return {};  // an in-world connection under a sim::world: no TCP options to set
     return errno_now("setsockopt(TCP_NODELAY)");
+  }
   return {};
 }
 

@@ -15,10 +15,13 @@
 ///     NOPs and MSG_RING itself, in virtual time;
 ///   * passes operations on real descriptors (files, sockets, pipes, eventfds) through to
 ///     the real kernel without ever blocking: it performs each one at the moment it picks,
-///     non-blocking, and parks one that would block until its descriptor is ready.
-///     Loopback TCP between endpoints of the same simulated program is synchronous in the
-///     kernel, so such a program stays deterministic (its descriptor numbers and ports are
-///     left out of the trace);
+///     non-blocking, and parks one that would block until its descriptor is ready;
+///   * keeps TCP between endpoints of the program inside the world: a connect to a port
+///     one of the program's listeners listens on becomes an AF_UNIX stream pair (no timer,
+///     no deferred kernel work), queued in connect order for that listener's accept, whose
+///     ends answer getsockname/getpeername (through saturn::net) with the TCP addresses
+///     they stand for. A connection to anything outside the program stays real TCP.
+///     Descriptor numbers and ports are left out of the trace;
 ///   * detects a deadlock: a loop that waits while nothing in the world can ever complete
 ///     (no event scheduled, no parked descriptor ready) gets sim::deadlock_error, naming
 ///     what is in flight, instead of hanging.
@@ -133,8 +136,8 @@ class world {
   /// and accepts on it) move nothing until heal(port) — their operations stay in flight
   /// (timeouts still fire, cancels still work) and data sent before stays queued. With
   /// nothing else to wait for, a program that waits on them is reported as a deadlock.
-  /// The ports are the program's own real loopback ports (a listener's, or a client's
-  /// local port: getsockname). World thread only.
+  /// The ports are a listener's, or a client's local port (getsockname: for a
+  /// connection inside the world, the port the world gave it). World thread only.
   void partition(std::uint16_t port);
   /// Ends partition(port) or reset(port): the connections' operations go on.
   void heal(std::uint16_t port);

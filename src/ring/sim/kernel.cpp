@@ -125,6 +125,9 @@ sim_kernel::~sim_kernel() {
   for (auto& [id, op] : m_ops)
     if (op->pinned_fd >= 0)
       ::close(op->pinned_fd);
+  for (auto& [port, queue] : m_accept_queue)
+    for (const queued_connection& c : queue)
+      ::close(c.fd);
 }
 
 bool sim_kernel::on_world_thread() const noexcept {

@@ -10,10 +10,13 @@
 #include "ring/sim/disk.hpp"
 
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <queue>
 #include <string>
+#include <sys/socket.h>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 namespace saturn::ring {
@@ -85,6 +88,13 @@ class sim_kernel {
   enum class net_rule : std::uint8_t { open, cut, reset };
   void set_net_rule(std::uint16_t port, net_rule r);
   const sim::options& opts() const noexcept { return m_opts; }
+
+  // ---- in-world TCP (src/ring/sim/net.cpp)
+  /// A listening socket of the program: connects to its port become in-world connections.
+  void note_listener(int fd);
+  /// The address getsockname (peer: getpeername) would give for an in-world connection's
+  /// descriptor, which is really one end of an AF_UNIX pair. False for any other descriptor.
+  bool world_socket_name(int fd, bool peer, ::sockaddr_storage& out, ::socklen_t& len) const noexcept;
   /// True on the thread that made the world.
   bool on_world_thread() const noexcept;
 
@@ -162,6 +172,30 @@ class sim_kernel {
   void fold(std::uint64_t v) noexcept;
   std::string describe_in_flight() const;
 
+  // ---- in-world TCP (src/ring/sim/net.cpp)
+  /// A CONNECT to a port one of the program's listeners listens on: the client's
+  /// descriptor becomes one end of an AF_UNIX stream pair, the other end is queued for
+  /// the listener's accept. True when it did (the connect succeeded); false: make it real.
+  bool connect_in_world(sim_op* op);
+  /// An ACCEPT on a listener with in-world connections queued: takes the first. True when
+  /// it did (`res` is the new descriptor); false: accept for real.
+  bool accept_in_world(sim_op* op, int& res);
+  /// True when an ACCEPT on `listener_fd` would take an in-world connection now.
+  bool accept_ready(int listener_fd) const noexcept;
+  /// Before a CLOSE: a world socket closed with SO_LINGER 0 resets its peer, as TCP's RST.
+  void note_world_close(int fd);
+  /// True when `fd` is the end of an in-world connection its peer reset.
+  bool world_reset(int fd) const noexcept;
+  /// The local and peer ports of a socket (a world socket's emulated ones); false when
+  /// `fd` is not a socket.
+  bool socket_ports(int fd, std::uint16_t& local, std::uint16_t& peer) const noexcept;
+  /// Queued in-world connections whose listener closed or was shut down are reset, as
+  /// the kernel resets such a listener's accept queue. Called with every poll of parked ops.
+  void reap_accept_queues();
+  /// True when a listener of the program still listens on `port` (its descriptor names
+  /// the same socket and SO_ACCEPTCONN holds); forgets those that no longer do.
+  bool listening(std::uint16_t port);
+
   std::uint64_t m_seed;
   sim::options m_opts;
   sim_prng m_rng;
@@ -178,6 +212,33 @@ class sim_kernel {
   std::vector<sim_ring*> m_rings;
   sim_disk m_disk;
   std::unordered_map<std::uint16_t, net_rule> m_net;  // ports with a rule other than open
+  /// In-world TCP. An end of an in-world connection, by its socket's inode number (unique
+  /// while the socket lives; descriptor numbers are reused).
+  struct world_socket {
+    ::sockaddr_storage local{}, peer{};
+    ::socklen_t len = 0;
+    unsigned long peer_ino = 0;
+    bool reset = false;  // its peer closed with SO_LINGER 0
+  };
+  std::unordered_map<unsigned long, world_socket> m_world_sockets;
+  /// The program's listening sockets by port (several with SO_REUSEPORT): descriptor and
+  /// inode, so a descriptor number reused for something else is not taken for one.
+  struct world_listener {
+    int fd = -1;
+    unsigned long ino = 0;
+  };
+  std::unordered_map<std::uint16_t, std::vector<world_listener>> m_listeners;
+  /// In-world connections not yet accepted, per listening port, in connect order: the
+  /// pair's server end and the client's emulated address. Listeners sharing a port
+  /// (SO_REUSEPORT) share the queue.
+  struct queued_connection {
+    int fd = -1;
+    ::sockaddr_storage peer{};
+    ::socklen_t len = 0;
+  };
+  std::unordered_map<std::uint16_t, std::deque<queued_connection>> m_accept_queue;
+  std::uint16_t m_next_port = 0;  // the last emulated ephemeral port given out
+  unsigned m_world_resets = 0;  // world sockets marked reset (0: perform skips the check)
   unsigned m_ring_serial = 0;
   std::uintptr_t m_thread;
   friend class sim_ring;
@@ -232,6 +293,9 @@ class sim_ring {
   std::unordered_map<unsigned, buf_group> m_groups;
   std::vector<std::uint64_t> m_live;  // ids of this ring's ops not yet done (stale skipped)
 };
+
+/// The port of an AF_INET or AF_INET6 address; 0 for any other family.
+std::uint16_t port_of(const ::sockaddr_storage& a) noexcept;
 
 /// The world rings set up now join (null: none). Used by src/ring/ring.cpp.
 std::shared_ptr<sim_kernel> current_sim_kernel() noexcept;

@@ -77,14 +77,6 @@ bool is_socket_op(std::uint8_t opcode) noexcept {
   }
 }
 
-std::uint16_t port_of(const ::sockaddr_storage& a) noexcept {
-  if (a.ss_family == AF_INET)
-    return ntohs(reinterpret_cast<const ::sockaddr_in&>(a).sin_port);
-  if (a.ss_family == AF_INET6)
-    return ntohs(reinterpret_cast<const ::sockaddr_in6&>(a).sin6_port);
-  return 0;
-}
-
 }  // namespace
 
 void sim_kernel::set_net_rule(std::uint16_t port, net_rule r) {
@@ -113,24 +105,19 @@ sim_kernel::net_rule sim_kernel::net_rule_for(const sim_op* op) const noexcept {
     auto it = m_net.find(port);
     return port == 0 || it == m_net.end() ? net_rule::open : it->second;
   };
-  ::sockaddr_storage a{};
-  ::socklen_t len = sizeof a;
   if (sqe.opcode == IORING_OP_CONNECT) {
+    ::sockaddr_storage a{};
     const auto* target = reinterpret_cast<const ::sockaddr*>(sqe.addr);
     std::memcpy(&a, target, std::min<std::size_t>(sizeof a, static_cast<std::size_t>(sqe.off)));
     if (net_rule r = rule(port_of(a)); r != net_rule::open)
       return r;
   }
-  const int fd = op->fd();
-  len = sizeof a;
-  if (::getsockname(fd, reinterpret_cast<::sockaddr*>(&a), &len) != 0)
+  std::uint16_t local = 0, peer = 0;
+  if (!socket_ports(op->fd(), local, peer))
     return net_rule::open;  // not a socket
-  if (net_rule r = rule(port_of(a)); r != net_rule::open)
+  if (net_rule r = rule(local); r != net_rule::open)
     return r;
-  len = sizeof a;
-  if (::getpeername(fd, reinterpret_cast<::sockaddr*>(&a), &len) == 0)
-    return rule(port_of(a));
-  return net_rule::open;
+  return rule(peer);
 }
 
 void sim_kernel::start_real(sim_op* op) {
@@ -138,6 +125,8 @@ void sim_kernel::start_real(sim_op* op) {
   op->multishot = (sqe.opcode == IORING_OP_ACCEPT && (sqe.ioprio & IORING_ACCEPT_MULTISHOT) != 0) ||
                   (sqe.opcode == IORING_OP_RECV && (sqe.ioprio & IORING_RECV_MULTISHOT) != 0);
   op->park_events = wanted_events(sqe);
+  if (sqe.opcode == IORING_OP_ACCEPT)
+    note_listener(sqe.fd);  // one made without net::tcp_listener (sim_note_listener)
   if (!perform(op))
     park(op);
 }
@@ -146,8 +135,13 @@ bool sim_kernel::perform(sim_op* op) {
   const io_uring_sqe& sqe = op->sqe();
   const int fd = op->fd();  // the pinned file while parked
   void* const addr = reinterpret_cast<void*>(sqe.addr);
-  // The network's rules first: a cut connection moves nothing, a reset one fails.
-  switch (net_rule_for(op)) {
+  // The network's rules first: a cut connection moves nothing, a reset one fails. An
+  // in-world connection whose peer reset it (SO_LINGER 0, or a listener that closed
+  // before accepting it) fails as TCP's does after an RST.
+  net_rule rule = net_rule_for(op);
+  if (rule == net_rule::open && m_world_resets != 0 && is_socket_op(sqe.opcode) && world_reset(fd))
+    rule = net_rule::reset;
+  switch (rule) {
     case net_rule::open:
       break;
     case net_rule::cut:
@@ -162,7 +156,8 @@ bool sim_kernel::perform(sim_op* op) {
       return true;
   }
   // Descriptors that may block are asked first (regular files are always ready).
-  if (op->park_events != 0 && sqe.opcode != IORING_OP_CONNECT && !ready_now(fd, op->park_events))
+  if (op->park_events != 0 && sqe.opcode != IORING_OP_CONNECT && !ready_now(fd, op->park_events) &&
+      !(sqe.opcode == IORING_OP_ACCEPT && accept_ready(fd)))
     return false;
   int res = 0;
   unsigned flags = 0;
@@ -257,13 +252,16 @@ bool sim_kernel::perform(sim_op* op) {
       break;
     case IORING_OP_ACCEPT: {
       auto* len = reinterpret_cast<::socklen_t*>(sqe.addr2);
-      res = result_of(::accept4(fd, static_cast<::sockaddr*>(addr), len, static_cast<int>(sqe.accept_flags)));
+      if (!accept_in_world(op, res))
+        res = result_of(::accept4(fd, static_cast<::sockaddr*>(addr), len, static_cast<int>(sqe.accept_flags)));
       if (op->multishot && res >= 0)
         flags |= IORING_CQE_F_MORE;
       break;
     }
     case IORING_OP_CONNECT:
-      if (!op->connecting) {
+      if (!op->connecting && connect_in_world(op)) {
+        res = 0;  // to one of the program's listeners: an in-world connection (net.cpp)
+      } else if (!op->connecting) {
         const int fl = ::fcntl(fd, F_GETFL);
         if (fl >= 0 && (fl & O_NONBLOCK) == 0)
           ::fcntl(fd, F_SETFL, fl | O_NONBLOCK);
@@ -306,6 +304,7 @@ bool sim_kernel::perform(sim_op* op) {
                               : result_of((sqe.fsync_flags & IORING_FSYNC_DATASYNC) != 0 ? ::fdatasync(fd) : ::fsync(fd));
       break;
     case IORING_OP_CLOSE:
+      note_world_close(fd);
       res = result_of(::close(fd));
       break;
     case IORING_OP_SHUTDOWN:
@@ -335,6 +334,7 @@ bool sim_kernel::perform(sim_op* op) {
 }
 
 int sim_kernel::poll_parked(int timeout_ms) {
+  reap_accept_queues();
   // Drop ids of ops that completed or were cancelled meanwhile.
   std::vector<sim_op*> ops;
   std::size_t keep = 0;
@@ -352,7 +352,9 @@ int sim_kernel::poll_parked(int timeout_ms) {
   fds.reserve(ops.size());
   bool always = false;  // an op with no descriptor to poll (waitid) is tried every time
   for (sim_op* op : ops) {
-    const bool pollable = op->park_events != 0 || op->connecting;
+    // An accept with an in-world connection queued is ready whatever its listener polls.
+    const bool pollable = (op->park_events != 0 || op->connecting) &&
+                          !(op->sqe().opcode == IORING_OP_ACCEPT && accept_ready(op->fd()));
     fds.push_back(pollfd{pollable ? op->fd() : -1, op->connecting ? static_cast<short>(POLLOUT) : op->park_events, 0});
     always = always || !pollable;
   }

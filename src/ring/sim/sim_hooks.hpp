@@ -1,9 +1,12 @@
 // What a scheduler above the ring may ask of the simulated world (saturn/sim/world.hpp)
 // without seeing liburing: whether one lives on this thread, a seeded choice, and a
-// world-level wait. A simulated thread_pool (src/sched/sim_pool.cpp) runs several rings on
+// world-level wait; and what the socket layer asks of the world's in-world TCP (its
+// listeners, the TCP addresses of AF_UNIX pairs that stand for connections). A simulated thread_pool (src/sched/sim_pool.cpp) runs several rings on
 // the world's thread; none of them may sleep on its own, since the completion that ends
 // the wait can be another ring's.
 #pragma once
+
+#include <sys/socket.h>
 
 #include <cstdint>
 
@@ -32,5 +35,15 @@ bool sim_ring_has_completion(int ring_fd) noexcept;
 /// sim::time_limit_error past options::time_limit, as a ring's own wait does. World
 /// thread only, while sim_active().
 void sim_wait_any(bool (*extra)(void*), void* ctx, std::int64_t deadline_ns);
+
+/// A listening socket the program made: connects to its port between endpoints of the
+/// world become in-world connections (src/ring/sim/net.cpp). World thread only, while
+/// sim_active().
+void sim_note_listener(int fd) noexcept;
+
+/// For an in-world connection's descriptor (really an AF_UNIX pair's end), the address
+/// getsockname (peer: getpeername) gives the TCP connection it stands for; false for any
+/// other descriptor, or when no world lives on this thread. Any thread.
+bool sim_socket_name(int fd, bool peer, ::sockaddr_storage& out, ::socklen_t& len) noexcept;
 
 }  // namespace saturn::ring

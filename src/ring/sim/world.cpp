@@ -48,6 +48,16 @@ void sim_wait_any(bool (*extra)(void*), void* ctx, std::int64_t deadline_ns) {
   k->wait_any(extra, ctx, deadline_ns);
 }
 
+void sim_note_listener(int fd) noexcept {
+  if (std::shared_ptr<sim_kernel> k = current_sim_kernel(); k && k->on_world_thread())
+    k->note_listener(fd);
+}
+
+bool sim_socket_name(int fd, bool peer, ::sockaddr_storage& out, ::socklen_t& len) noexcept {
+  std::shared_ptr<sim_kernel> k = current_sim_kernel();
+  return k && k->on_world_thread() && k->world_socket_name(fd, peer, out, len);
+}
+
 }  // namespace saturn::ring
 
 namespace saturn::sim {
