@@ -8,6 +8,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <saturn/config.hpp>
 #include <saturn/detail/atomic.hpp>
 #include <cerrno>
 #include <cstring>
@@ -134,7 +135,7 @@ uring::uring(const setup_options& opts) {
     const int err = faults->plan.setup_error;
     throw std::system_error(err, std::system_category(), describe_setup_error(err, entries));
   }
-  if (std::shared_ptr<sim_kernel> sim = current_sim_kernel()) {
+  if (std::shared_ptr<sim_kernel> sim = config::simulation ? current_sim_kernel() : nullptr) {
     setup_simulated(std::move(sim), entries, opts.cq_entries != 0 ? opts.cq_entries : entries * 4);
     if (faults)
       m_faults = std::make_unique<ring_faults>(std::move(faults));

@@ -11,6 +11,7 @@
 //      live tables, until all are empty (destroying a frame may wake or free others).
 //   3. Workers destroy their loops on their own threads and exit; the destructor joins
 //      them, then the blocking pool.
+#include <saturn/config.hpp>
 #include <saturn/sched/thread_pool.hpp>
 
 #include <sched.h>
@@ -107,7 +108,7 @@ thread_pool::thread_pool(const pool_options& opts) : m_impl(std::make_unique<det
     w->rng = 0x9E3779B9u * (i + 1);
     p.workers.push_back(std::move(w));
   }
-  if (ring::sim_active()) {
+  if (config::simulation && ring::sim_active()) {
     detail::sim_pool_start(p);  // no threads: the world's thread steps the workers
     detail::register_pool_stats(p);
     return;

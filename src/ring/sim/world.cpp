@@ -2,6 +2,7 @@
 // the virtual clock to saturn::clock (include/saturn/sim/world.hpp).
 #include <saturn/sim/world.hpp>
 
+#include <saturn/config.hpp>
 #include <saturn/loop/clock.hpp>
 
 #include <mutex>
@@ -63,6 +64,8 @@ bool sim_socket_name(int fd, bool peer, ::sockaddr_storage& out, ::socklen_t& le
 namespace saturn::sim {
 
 world::world(std::uint64_t seed, const options& opts) : m_kernel(std::make_shared<ring::sim_kernel>(seed, opts)) {
+  if constexpr (!config::simulation)
+    throw std::logic_error("saturn::sim::world: this libsaturn was built with SATURN_SIMULATION=OFF");
   std::lock_guard lock(ring::g_lock);
   if (ring::g_kernel)
     throw std::logic_error("saturn::sim::world: another world lives (worlds do not nest)");
