@@ -112,7 +112,10 @@ TEST(thread_pool_blocking, grows_past_an_idle_thread) {
       thread_pool pool(pool_options{.threads = 1, .mode = mode});
       EXPECT_EQ(pool.block_on(pool.spawn_blocking([] { return 7; })), 7);
       std::this_thread::sleep_for(2ms);  // its thread is now idle in the blocking pool
-      bp.rendezvous = 100ms;
+      // The default wait: a call returns as soon as all four run, so a long limit costs
+      // nothing when the pool is right. 100 ms was too short for TSan threads on a loaded
+      // machine (3 of 4 met in time once, in round 15).
+      bp.rendezvous = 500ms * k_slow;
       bp.hold = 0ms;
       std::vector<task<int>> calls(blocking_probe::k_calls);
       std::atomic<int> ready{0};
