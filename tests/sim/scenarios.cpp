@@ -1,12 +1,14 @@
 // The timer and echo scenarios, and the scenario registry (scenarios.hpp).
 #include "sim/scenarios.hpp"
 
+#include <saturn/loop/event_loop.hpp>
 #include <saturn/net.hpp>
 #include <saturn/task.hpp>
 
 #include <cerrno>
 #include <chrono>
 #include <exception>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -21,7 +23,7 @@ using namespace std::chrono_literals;
 task<void> timer_worker(sim::world& w, int* done) {
   const int steps = 5 + static_cast<int>(w.random_below(20));
   for (int i = 0; i < steps; ++i) {
-    switch (w.random_below(4)) {
+    switch (w.random_below(5)) {
       case 0: {
         auto r = co_await nop();
         if (!r)
@@ -41,10 +43,26 @@ task<void> timer_worker(sim::world& w, int* done) {
           scenario_fail("a kernel timeout expired early");
         break;
       }
-      default: {
+      case 3: {
         auto r = co_await with_timeout(std::chrono::microseconds(w.random_below(40)),
                                        sleep_for(std::chrono::microseconds(w.random_below(40))));
         (void)r;
+        break;
+      }
+      default: {
+        // The callback tier's timer, cancelled at a seed-chosen moment before or after its
+        // deadline: a cancel_after that says it disarmed the timer means it never runs.
+        event_loop* loop = event_loop::current();
+        auto ran = std::make_shared<int>(0);
+        const auto d = std::chrono::microseconds(1 + w.random_below(300));
+        const event_loop::timer_handle h = loop->after(d, [ran] { ++*ran; });
+        co_await sleep_for(std::chrono::microseconds(w.random_below(300)));
+        const bool disarmed = loop->cancel_after(h);
+        co_await sleep_for(d + std::chrono::microseconds(10));  // past its deadline either way
+        if (disarmed && *ran != 0)
+          scenario_fail("a callback timer ran after cancel_after said it was disarmed");
+        if (!disarmed && *ran != 1)
+          scenario_fail("a callback timer that was not disarmed ran " + std::to_string(*ran) + " times");
       }
     }
   }
