@@ -126,8 +126,8 @@ sim_kernel::~sim_kernel() {
     if (op->pinned_fd >= 0)
       ::close(op->pinned_fd);
   for (auto& [port, queue] : m_accept_queue)
-    for (const queued_connection& c : queue)
-      ::close(c.fd);
+    for (const int fd : queue)
+      ::close(fd);
 }
 
 bool sim_kernel::on_world_thread() const noexcept {

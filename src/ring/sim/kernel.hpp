@@ -16,7 +16,6 @@
 #include <string>
 #include <sys/socket.h>
 #include <unordered_map>
-#include <unordered_set>
 #include <vector>
 
 namespace saturn::ring {
@@ -184,6 +183,9 @@ class sim_kernel {
   bool accept_ready(int listener_fd) const noexcept;
   /// Before a CLOSE: a world socket closed with SO_LINGER 0 resets its peer, as TCP's RST.
   void note_world_close(int fd);
+  /// Marks the peer of the world socket with inode `ino` reset (its operations fail with
+  /// ECONNRESET from now on).
+  void reset_peer(unsigned long ino) noexcept;
   /// True when `fd` is the end of an in-world connection its peer reset.
   bool world_reset(int fd) const noexcept;
   /// The local and peer ports of a socket (a world socket's emulated ones); false when
@@ -229,14 +231,9 @@ class sim_kernel {
   };
   std::unordered_map<std::uint16_t, std::vector<world_listener>> m_listeners;
   /// In-world connections not yet accepted, per listening port, in connect order: the
-  /// pair's server end and the client's emulated address. Listeners sharing a port
-  /// (SO_REUSEPORT) share the queue.
-  struct queued_connection {
-    int fd = -1;
-    ::sockaddr_storage peer{};
-    ::socklen_t len = 0;
-  };
-  std::unordered_map<std::uint16_t, std::deque<queued_connection>> m_accept_queue;
+  /// pairs' server ends (their emulated addresses are in m_world_sockets). Listeners
+  /// sharing a port (SO_REUSEPORT) share the queue.
+  std::unordered_map<std::uint16_t, std::deque<int>> m_accept_queue;
   std::uint16_t m_next_port = 0;  // the last emulated ephemeral port given out
   unsigned m_world_resets = 0;  // world sockets marked reset (0: perform skips the check)
   unsigned m_ring_serial = 0;

@@ -166,7 +166,7 @@ bool sim_kernel::connect_in_world(sim_op* op) {
   server.peer_ino = client_ino;
   m_world_sockets[client_ino] = client;
   m_world_sockets[server_ino] = server;
-  m_accept_queue[port].push_back(queued_connection{pair[1], client.local, client.len});
+  m_accept_queue[port].push_back(pair[1]);
   return true;
 }
 
@@ -189,20 +189,33 @@ bool sim_kernel::accept_in_world(sim_op* op, int& res) {
     reap_accept_queues();
     return false;  // the real accept says what a closed or shut-down listener says
   }
-  note_listener(op->fd());
-  const queued_connection c = it->second.front();
+  const int fd = it->second.front();
   it->second.pop_front();
   if (it->second.empty())
     m_accept_queue.erase(it);
   const int flags = static_cast<int>(sqe.accept_flags);
-  ::fcntl(c.fd, F_SETFD, (flags & SOCK_CLOEXEC) != 0 ? FD_CLOEXEC : 0);
-  ::fcntl(c.fd, F_SETFL, (flags & SOCK_NONBLOCK) != 0 ? O_NONBLOCK : 0);
-  if (auto* len = reinterpret_cast<::socklen_t*>(sqe.addr2); sqe.addr != 0 && len != nullptr) {
-    std::memcpy(reinterpret_cast<void*>(sqe.addr), &c.peer, std::min(*len, c.len));
-    *len = c.len;
+  ::fcntl(fd, F_SETFD, (flags & SOCK_CLOEXEC) != 0 ? FD_CLOEXEC : 0);
+  ::fcntl(fd, F_SETFL, (flags & SOCK_NONBLOCK) != 0 ? O_NONBLOCK : 0);
+  ::sockaddr_storage client{};
+  ::socklen_t client_len = 0;
+  auto* len = reinterpret_cast<::socklen_t*>(sqe.addr2);
+  if (sqe.addr != 0 && len != nullptr && world_socket_name(fd, true, client, client_len)) {
+    std::memcpy(reinterpret_cast<void*>(sqe.addr), &client, std::min(*len, client_len));
+    *len = client_len;
   }
-  res = c.fd;
+  res = fd;
   return true;
+}
+
+void sim_kernel::reset_peer(unsigned long ino) noexcept {
+  auto self = m_world_sockets.find(ino);
+  if (self == m_world_sockets.end())
+    return;
+  auto peer = m_world_sockets.find(self->second.peer_ino);
+  if (peer != m_world_sockets.end() && !peer->second.reset) {
+    peer->second.reset = true;
+    ++m_world_resets;
+  }
 }
 
 void sim_kernel::reap_accept_queues() {
@@ -214,14 +227,9 @@ void sim_kernel::reap_accept_queues() {
       continue;
     }
     // The listener closed or was shut down with these still queued: TCP resets them.
-    for (const queued_connection& c : it->second) {
-      if (auto s = m_world_sockets.find(socket_ino(c.fd)); s != m_world_sockets.end()) {
-        if (auto cl = m_world_sockets.find(s->second.peer_ino); cl != m_world_sockets.end() && !cl->second.reset) {
-          cl->second.reset = true;
-          ++m_world_resets;
-        }
-      }
-      ::close(c.fd);  // wakes the client's waiting operations
+    for (const int fd : it->second) {
+      reset_peer(socket_ino(fd));
+      ::close(fd);  // wakes the client's waiting operations
     }
     it = m_accept_queue.erase(it);
   }
@@ -234,14 +242,7 @@ void sim_kernel::note_world_close(int fd) {
   ::socklen_t len = sizeof lg;
   if (::getsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, &len) != 0 || lg.l_onoff == 0 || lg.l_linger != 0)
     return;
-  auto self = m_world_sockets.find(socket_ino(fd));
-  if (self == m_world_sockets.end())
-    return;
-  auto peer = m_world_sockets.find(self->second.peer_ino);
-  if (peer != m_world_sockets.end() && !peer->second.reset) {
-    peer->second.reset = true;
-    ++m_world_resets;
-  }
+  reset_peer(socket_ino(fd));
 }
 
 bool sim_kernel::world_reset(int fd) const noexcept {

@@ -11,7 +11,6 @@
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <arpa/inet.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -25,21 +24,6 @@
 
 namespace saturn::ring {
 namespace {
-
-/// A receive-class opcode: one that takes bytes out of a socket's receive queue.
-bool takes_bytes(unsigned opcode) {
-  return opcode == IORING_OP_RECV || opcode == IORING_OP_RECVMSG || opcode == IORING_OP_READ ||
-         opcode == IORING_OP_READV;
-}
-
-/// Sends the acknowledgement (and window update) a receive made due, now, inside this
-/// system call, instead of on TCP's delayed-ACK timer (real time, which the simulation
-/// does not own). With it, a transfer larger than the sockets' buffers progresses only
-/// at moments the seed picks, so it replays bit for bit. A pipe's ENOTSOCK is ignored.
-void send_ack_now(int fd) {
-  const int one = 1;
-  (void)::setsockopt(fd, IPPROTO_TCP, TCP_QUICKACK, &one, sizeof one);
-}
 
 /// The readiness an op waits for before its syscall can go without blocking (0: none).
 short wanted_events(const io_uring_sqe& sqe) noexcept {
@@ -139,7 +123,7 @@ bool sim_kernel::perform(sim_op* op) {
   // in-world connection whose peer reset it (SO_LINGER 0, or a listener that closed
   // before accepting it) fails as TCP's does after an RST.
   net_rule rule = net_rule_for(op);
-  if (rule == net_rule::open && m_world_resets != 0 && is_socket_op(sqe.opcode) && world_reset(fd))
+  if (rule == net_rule::open && is_socket_op(sqe.opcode) && world_reset(fd))
     rule = net_rule::reset;
   switch (rule) {
     case net_rule::open:
@@ -327,8 +311,6 @@ bool sim_kernel::perform(sim_op* op) {
   }
   if (res == -EAGAIN && op->park_events != 0)
     return false;
-  if (res > 0 && op->park_events != 0 && takes_bytes(sqe.opcode))
-    send_ack_now(fd);
   schedule(op, res, flags);
   return true;
 }
