@@ -54,7 +54,7 @@ constexpr std::string_view h2_preface = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
 /// buffer's bound — or, `pinned`, when the bytes would not fit without moving the buffer (a
 /// streamed body's head must stay where the request's views point).
 template <class Io>
-task<bool> read_into(Io& io, detail::conn_buffer& in, metrics::counter& received, bool multishot, bool pinned,
+task<bool> read_into(Io& io, detail::conn_buffer& in, detail::request_tally& tally, bool multishot, bool pinned,
                      std::size_t max = 0) {
   if constexpr (!Io::tls) {
     if (multishot) {
@@ -64,7 +64,7 @@ task<bool> read_into(Io& io, detail::conn_buffer& in, metrics::counter& received
         co_return false;
       if (pinned && !in.fits(got->size()))
         co_return false;
-      detail::server_metrics::add(received, got->size());
+      tally.received(got->size());
       co_return in.append(*got);
     }
   }
@@ -96,7 +96,7 @@ task<bool> read_into(Io& io, detail::conn_buffer& in, metrics::counter& received
   }
   if (n == 0)
     co_return false;
-  detail::server_metrics::add(received, n);
+  tally.received(n);
   in.commit(n);
   co_return true;
 }
@@ -120,8 +120,8 @@ template <class Io>
 class conn_body final : public detail::body_source {
  public:
   conn_body(Io& io, detail::conn_buffer& in, request_parser& parser, std::string& out, detail::conn_entry& entry,
-            std::size_t window, bool multishot, bool direct, metrics::counter& rx) noexcept
-      : m_rx(rx),
+            std::size_t window, bool multishot, bool direct, detail::request_tally& tally) noexcept
+      : m_tally(tally),
         m_io(io),
         m_in(in),
         m_parser(parser),
@@ -156,6 +156,7 @@ class conn_body final : public detail::body_source {
         // answers of earlier pipelined requests go first.
         m_out.append("HTTP/1.1 100 Continue\r\n\r\n");
         m_parser.continue_sent();
+        m_tally.flush();  // earlier answers leave with it
         auto tx = m_io.send(m_out, m_entry, m_direct);
         bool sent = co_await std::move(tx);
         m_out.clear();
@@ -176,7 +177,7 @@ class conn_body final : public detail::body_source {
           const ssize_t n = ::recv(m_io.fd(), room.data(), std::min(room.size(), want), MSG_DONTWAIT);
           if (n > 0) {
             ++m_direct_run;
-            detail::server_metrics::add(m_rx, static_cast<std::uint64_t>(n));
+            m_tally.received(static_cast<std::uint64_t>(n));
             m_in.commit(static_cast<std::size_t>(n));
             continue;
           }
@@ -187,7 +188,7 @@ class conn_body final : public detail::body_source {
       }
       // Reading: the header timeout applies from here until the next piece arrives.
       m_entry.set(detail::conn_state::reading, detail::coarse_now_ms());
-      auto more = read_into(m_io, m_in, m_rx, m_multishot, true, want);
+      auto more = read_into(m_io, m_in, m_tally, m_multishot, true, want);
       bool got = co_await std::move(more);
       m_entry.set(detail::conn_state::busy, detail::coarse_now_ms());
       if (!got)
@@ -205,7 +206,7 @@ class conn_body final : public detail::body_source {
     return m_error;
   }
 
-  metrics::counter& m_rx;
+  detail::request_tally& m_tally;
   Io& m_io;
   detail::conn_buffer& m_in;
   request_parser& m_parser;
@@ -386,6 +387,7 @@ task<void> server::run_connection(Io& io, detail::conn_entry& entry, cleartext p
   tls_upgrade_handler upgraded_tls;  // the same over TLS (upgraded is set too, as the flag)
   const bool multishot = !Io::tls && m_opts.multishot_receive;
   detail::server_metrics& stats = *m_metrics;
+  detail::request_tally tally(stats);  // flushed before each batch of answers is sent
 
   const bool streams = m_router.streams_bodies();
   // The first bytes of a cleartext connection decide between HTTP/1.1 and h2c (the
@@ -425,6 +427,7 @@ task<void> server::run_connection(Io& io, detail::conn_entry& entry, cleartext p
 
   while (open) {
     bool completed_any = false;
+    bool first = true;  // no request of this batch seen yet (server_metrics::sample_start)
     if (sniff) {
       const std::string_view preface = h2_preface;
       const std::size_t n = std::min(in.size(), preface.size());
@@ -433,7 +436,7 @@ task<void> server::run_connection(Io& io, detail::conn_entry& entry, cleartext p
         if (protocols == cleartext::h2c) {
           write_error(out, 505, "this port speaks HTTP/2 only (prior knowledge: start with the HTTP/2 preface)",
                       m_opts.server_name);
-          stats.count(stats.unmatched_route, 505);
+          tally.note(stats.unmatched_route, 505);
           open = false;
         }
       } else if (n == preface.size()) {
@@ -457,7 +460,7 @@ task<void> server::run_connection(Io& io, detail::conn_entry& entry, cleartext p
           if ((parser.has_content_length() && parser.content_length() > limit) ||
               !in.pin(parser.head_size(), ro.window + limits.max_chunk_line + 64)) {
             write_error(out, 413, "request body too large", m_opts.server_name, wo.head);
-            stats.count(pre.route, 413);
+            tally.note(pre.route, 413);
             open = false;
             break;
           }
@@ -466,9 +469,8 @@ task<void> server::run_connection(Io& io, detail::conn_entry& entry, cleartext p
           // The path moved with the buffer: match again for parameters that view it.
           route_match m = m_router.match(req.method, normalize_path(req.path, path_scratch));
           parser.start_streaming(limit);
-          const std::int64_t t0 = detail::server_metrics::sample_start();
-          conn_body<Io> body(io, in, parser, out, entry, ro.window, multishot, m_opts.direct_send,
-                             *stats.bytes_received);
+          const std::int64_t t0 = detail::server_metrics::sample_start(first);
+          conn_body<Io> body(io, in, parser, out, entry, ro.window, multishot, m_opts.direct_send, tally);
           req.m_body.reset_streamed(&body, parser.has_content_length()
                                                ? std::optional<std::uint64_t>(parser.content_length())
                                                : std::nullopt);
@@ -481,9 +483,10 @@ task<void> server::run_connection(Io& io, detail::conn_entry& entry, cleartext p
           if (resp) {
             refuse_upgrade<Io>(*resp);
             write_response(out, *resp, wo, m_opts.server_name);
-            stats.count(m.route, resp->status);
+            tally.note(m.route, resp->status);
             stats.sample_end(t0);
             if (const stream_framing f = framing_of(*resp, wo); f != stream_framing::none) {
+              tally.flush();  // the producer sends the head itself
               auto body_out = produce(*resp, f);
               bool completed = co_await std::move(body_out);
               if (!completed)
@@ -497,7 +500,7 @@ task<void> server::run_connection(Io& io, detail::conn_entry& entry, cleartext p
             }
           } else {
             write_error(out, 500, "handler failed", m_opts.server_name, wo.head);
-            stats.count(m.route, 500);
+            tally.note(m.route, 500);
             open = false;
           }
           completed_any = true;
@@ -523,14 +526,14 @@ task<void> server::run_connection(Io& io, detail::conn_entry& entry, cleartext p
       }
       if (st == parse_status::error) {
         write_error(out, parser.error_status(), parser.error_reason(), m_opts.server_name, parser.head_request());
-        stats.count(stats.unmatched_route, parser.error_status());
+        tally.note(stats.unmatched_route, parser.error_status());
         open = false;
         linger = true;
         break;
       }
       entry.state.store(detail::conn_state::busy, std::memory_order_relaxed);
       request& req = parser.get();
-      const std::int64_t t0 = detail::server_metrics::sample_start();
+      const std::int64_t t0 = detail::server_metrics::sample_start(first);
       write_options wo{req.keep_alive, req.version_minor, req.method == "HEAD"};
       const std::string_view path = normalize_path(req.path, path_scratch);
       route_match m = m_router.match(req.method, path);
@@ -551,9 +554,10 @@ task<void> server::run_connection(Io& io, detail::conn_entry& entry, cleartext p
           response resp = co_await saturn::detail::in_context_awaiter<response>{t.handle(), &m_stop_ctx};
           refuse_upgrade<Io>(resp);
           write_response(out, resp, wo, m_opts.server_name);
-          stats.count(m.route, resp.status);
+          tally.note(m.route, resp.status);
           stats.sample_end(t0);
           if (const stream_framing f = framing_of(resp, wo); f != stream_framing::none) [[unlikely]] {
+            tally.flush();  // the producer sends the head itself
             auto body_out = produce(resp, f);
             bool completed = co_await std::move(body_out);
             if (!completed)
@@ -571,13 +575,13 @@ task<void> server::run_connection(Io& io, detail::conn_entry& entry, cleartext p
         req.m_params = nullptr;
         if (threw) {
           write_error(out, 500, "handler failed", m_opts.server_name, wo.head);
-          stats.count(m.route, 500);
+          tally.note(m.route, 500);
           open = false;
         }
       } else {
         const response answer = detail::unrouted(m_router, req, path, m.status);
         write_response(out, answer, wo, m_opts.server_name);
-        stats.count(stats.unmatched_route, answer.status);
+        tally.note(stats.unmatched_route, answer.status);
       }
       completed_any = true;
       if (!wo.keep_alive)
@@ -594,11 +598,12 @@ task<void> server::run_connection(Io& io, detail::conn_entry& entry, cleartext p
       // usual case) the whole batch leaves with no ring round trip and no task wake; what
       // does not fit goes through the ring's send, which waits for room (the send timeout
       // applies).
+      tally.flush();  // counted before the client can see the answers
       auto tx = io.send(out, entry, m_opts.direct_send);
       bool sent = co_await std::move(tx);
       if (!sent)
         break;
-      detail::server_metrics::add(*stats.bytes_sent, out.size());
+      tally.sent(out.size());
       out.clear();
     }
     if (upgraded) {
@@ -632,7 +637,7 @@ task<void> server::run_connection(Io& io, detail::conn_entry& entry, cleartext p
     bool was_empty = in.empty();
     if (was_empty && (multishot || Io::tls))
       in.release();  // an idle connection holds no receive buffer (conn_buffer.hpp)
-    auto more = read_into(io, in, *stats.bytes_received, multishot, false);
+    auto more = read_into(io, in, tally, multishot, false);
     bool got = co_await std::move(more);
     if (!got)
       break;
@@ -647,7 +652,7 @@ task<void> server::run_connection(Io& io, detail::conn_entry& entry, cleartext p
     entry.set(detail::conn_state::reading, detail::coarse_now_ms());
     for (std::size_t drained = 0; drained < (1u << 20);) {
       std::size_t before = in.size();
-      auto more = read_into(io, in, *stats.bytes_received, multishot, false);
+      auto more = read_into(io, in, tally, multishot, false);
       bool got = co_await std::move(more);
       if (!got)
         break;

@@ -12,6 +12,10 @@
 
 namespace saturn::metrics {
 
+namespace detail {
+class cell_binding;
+}
+
 class registry;
 
 /// A counter made by registry::counter; lives as long as its registry.
@@ -23,13 +27,14 @@ class registry;
 class counter {
  public:
   /// Adds `n`. Any thread; never blocks.
-  void inc(std::uint64_t n = 1) { detail::cell_add(detail::cell_at(m_cell), n); }
+  [[gnu::always_inline]] void inc(std::uint64_t n = 1) { detail::cell_add(detail::cell_at(m_cell), n); }
   /// The sum of every thread's increments so far. Any thread; takes the cells' lock
   /// (O(threads)): for a scrape, not a hot path.
   std::uint64_t value() const { return detail::sum_cell(m_cell); }
 
  private:
   friend class registry;
+  friend class detail::cell_binding;
   explicit counter(std::uint32_t cell) noexcept : m_cell(cell) {}
   std::uint32_t m_cell;
 };

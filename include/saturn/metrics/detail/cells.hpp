@@ -32,8 +32,10 @@ extern constinit thread_local shard* t_shard;
 /// The calling thread's cell `id`, creating its shard or chunk (allocates). Any thread.
 cell* cell_slow(std::uint32_t id);
 
-/// The calling thread's cell `id`: a TLS load and two array loads. Any thread.
-inline cell& cell_at(std::uint32_t id) {
+/// The calling thread's cell `id`: a TLS load and two array loads. Any thread. Always
+/// inlined: as a call from a large function (the HTTP connection task) it cost ~16
+/// instructions per counter increment instead of ~8 (measured with callgrind).
+[[gnu::always_inline]] inline cell& cell_at(std::uint32_t id) {
   if (shard* s = t_shard) [[likely]] {
     // ordering: relaxed; this thread stored the pointer itself.
     if (cell* c = s->chunks[id / cells_per_chunk].load(std::memory_order_relaxed)) [[likely]]
@@ -44,7 +46,7 @@ inline cell& cell_at(std::uint32_t id) {
 
 /// Adds `n` to a cell of the calling thread's own shard. Only this thread writes it, so a
 /// load and a store suffice (mov, add, mov on x86-64; no lock prefix).
-inline void cell_add(cell& c, std::uint64_t n) noexcept {
+[[gnu::always_inline]] inline void cell_add(cell& c, std::uint64_t n) noexcept {
   c.store(c.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
 }
 
