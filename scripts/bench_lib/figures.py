@@ -30,7 +30,9 @@ UNITS = {
     "bytes_per_resp": "B/response", "cpu_us_per_child": "CPU µs/child",
     "cpu_us_per_req": "client CPU µs/req",
     "calls_per_cpu_s": "calls/server CPU-s", "ns_per_call": "ns/call", "cpu_ns_per_call": "CPU ns/call", "cold_start_ms": "cold start ms",
-    "client_ms": "client's own ms",
+    "client_ms": "client's own ms", "server_instr_per_req": "server instr/unit",
+    "longest_pause_ms": "longest pause ms", "report_late_ms": "report late ms", "max_late_ms": "latest report ms",
+    "reports": "reports",
     "rows_per_sec": "rows/s", "cpu_us_per_query": "client CPU µs/query", "cpu_ns_per_row": "client CPU ns/row",
 }
 
