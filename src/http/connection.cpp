@@ -49,25 +49,23 @@ namespace {
 /// What an HTTP/2 client sends first (RFC 9113 §3.4).
 constexpr std::string_view h2_preface = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
 
-/// One read into `in`: a chunk of the multishot receive copied in (plain TCP only), or one
-/// receive into the buffer's free space. False at end of stream, on error, or past the
-/// buffer's bound — or, `pinned`, when the bytes would not fit without moving the buffer (a
-/// streamed body's head must stay where the request's views point).
+/// read_into's multishot case (plain TCP): the next chunk of the multishot receive,
+/// copied in.
 template <class Io>
-task<bool> read_into(Io& io, detail::conn_buffer& in, detail::request_tally& tally, bool multishot, bool pinned,
-                     std::size_t max = 0) {
-  if constexpr (!Io::tls) {
-    if (multishot) {
-      auto rx = io.s.receive();
-      auto got = co_await rx;
-      if (!got || got->empty())
-        co_return false;
-      if (pinned && !in.fits(got->size()))
-        co_return false;
-      tally.received(got->size());
-      co_return in.append(*got);
-    }
-  }
+task<bool> read_multishot(Io& io, detail::conn_buffer& in, detail::request_tally& tally, bool pinned) {
+  auto rx = io.s.receive();
+  auto got = co_await rx;
+  if (!got || got->empty())
+    co_return false;
+  if (pinned && !in.fits(got->size()))
+    co_return false;
+  tally.received(got->size());
+  co_return in.append(*got);
+}
+
+/// read_into's usual case: one receive into the buffer's free space.
+template <class Io>
+task<bool> read_once(Io& io, detail::conn_buffer& in, detail::request_tally& tally, bool pinned, std::size_t max) {
   if constexpr (Io::tls) {
     if (in.empty()) {
       // Idle: wait for ciphertext before taking the receive buffer (released while the
@@ -99,6 +97,22 @@ task<bool> read_into(Io& io, detail::conn_buffer& in, detail::request_tally& tal
   tally.received(n);
   in.commit(n);
   co_return true;
+}
+
+/// One read into `in`: a chunk of the multishot receive copied in (plain TCP only), or one
+/// receive into the buffer's free space. False at end of stream, on error, or past the
+/// buffer's bound — or, `pinned`, when the bytes would not fit without moving the buffer (a
+/// streamed body's head must stay where the request's views point). Not a coroutine itself:
+/// one frame per read, of whichever case runs (the two in one coroutine made a 528-byte
+/// frame, past the frame allocator's 512-byte classes: a malloc and a free per request).
+template <class Io>
+task<bool> read_into(Io& io, detail::conn_buffer& in, detail::request_tally& tally, bool multishot, bool pinned,
+                     std::size_t max = 0) {
+  if constexpr (!Io::tls) {
+    if (multishot)
+      return read_multishot(io, in, tally, pinned);
+  }
+  return read_once(io, in, tally, pinned, max);
 }
 
 /// A response that would switch protocols over TLS without a handler for a TLS stream:
