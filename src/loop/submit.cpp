@@ -13,7 +13,6 @@ namespace saturn {
 static_assert(sizeof(kernel_timespec) == sizeof(__kernel_timespec));
 static_assert(alignof(kernel_timespec) == alignof(__kernel_timespec));
 
-
 void ext::submit_nop(event_loop& l, operation* op) {
   ring::uring& r = detail::loop_internals::ring(l);
   io_uring_sqe* sqe = r.try_get_sqe();
@@ -45,7 +44,7 @@ void ext::submit_write(event_loop& l, operation* op, int fd, const void* buf, un
 }
 
 void ext::submit_read_fixed(event_loop& l, operation* op, int fd, void* buf, unsigned len, std::uint64_t offset,
-                                   unsigned buf_index) {
+                            unsigned buf_index) {
   ring::uring& r = detail::loop_internals::ring(l);
   io_uring_sqe* sqe = r.try_get_sqe();
   if (sqe == nullptr) [[unlikely]]
@@ -56,7 +55,7 @@ void ext::submit_read_fixed(event_loop& l, operation* op, int fd, void* buf, uns
 }
 
 void ext::submit_write_fixed(event_loop& l, operation* op, int fd, const void* buf, unsigned len, std::uint64_t offset,
-                                    unsigned buf_index) {
+                             unsigned buf_index) {
   ring::uring& r = detail::loop_internals::ring(l);
   io_uring_sqe* sqe = r.try_get_sqe();
   if (sqe == nullptr) [[unlikely]]
@@ -76,7 +75,8 @@ void ext::submit_readv(event_loop& l, operation* op, int fd, const ::iovec* iov,
   detail::count_in_flight(l);
 }
 
-void ext::submit_writev(event_loop& l, operation* op, int fd, const ::iovec* iov, unsigned count, std::uint64_t offset) {
+void ext::submit_writev(event_loop& l, operation* op, int fd, const ::iovec* iov, unsigned count,
+                        std::uint64_t offset) {
   ring::uring& r = detail::loop_internals::ring(l);
   io_uring_sqe* sqe = r.try_get_sqe();
   if (sqe == nullptr) [[unlikely]]
@@ -123,7 +123,9 @@ void ext::submit_waitid(event_loop& l, operation* op, int idtype, int id, ::sigi
   detail::count_in_flight(l);
 }
 
-bool ext::supports_waitid(const event_loop& l) noexcept { return detail::loop_internals::ring(l).supports(ring::op_waitid); }
+bool ext::supports_waitid(const event_loop& l) noexcept {
+  return detail::loop_internals::ring(l).supports(ring::op_waitid);
+}
 
 void ext::submit_close(event_loop& l, operation* op, int fd) {
   ring::uring& r = detail::loop_internals::ring(l);

@@ -8,7 +8,6 @@
 
 namespace saturn {
 
-
 void ext::submit_openat(event_loop& l, operation* op, int dirfd, const char* path, int flags, unsigned mode) {
   ring::uring& r = detail::loop_internals::ring(l);
   io_uring_sqe* sqe = r.try_get_sqe();
@@ -33,7 +32,7 @@ void ext::submit_openat2(event_loop& l, operation* op, int dirfd, const char* pa
 }
 
 void ext::submit_statx(event_loop& l, operation* op, int dirfd, const char* path, int flags, unsigned mask,
-                              struct ::statx* out) {
+                       struct ::statx* out) {
   ring::uring& r = detail::loop_internals::ring(l);
   io_uring_sqe* sqe = r.try_get_sqe();
   if (sqe == nullptr) [[unlikely]]

@@ -9,8 +9,8 @@
 
 #include <new>
 
-#include "loop/user_data.hpp"
 #include "loop/sqe.hpp"
+#include "loop/user_data.hpp"
 #include "ring/ring.hpp"
 
 namespace saturn {
@@ -19,7 +19,6 @@ static_assert(cqe_f_buffer == IORING_CQE_F_BUFFER);
 static_assert(cqe_f_more == IORING_CQE_F_MORE);
 static_assert(cqe_f_notif == IORING_CQE_F_NOTIF);
 static_assert(cqe_buffer_shift == IORING_CQE_BUFFER_SHIFT);
-
 
 void ext::submit_socket(event_loop& l, operation* op, int domain, int type, int protocol) {
   ring::uring& r = detail::loop_internals::ring(l);
@@ -31,7 +30,8 @@ void ext::submit_socket(event_loop& l, operation* op, int domain, int type, int 
   detail::count_in_flight(l);
 }
 
-void ext::submit_accept(event_loop& l, operation* op, int fd, ::sockaddr* addr, ::socklen_t* len, int flags, bool multishot) {
+void ext::submit_accept(event_loop& l, operation* op, int fd, ::sockaddr* addr, ::socklen_t* len, int flags,
+                        bool multishot) {
   ring::uring& r = detail::loop_internals::ring(l);
   io_uring_sqe* sqe = r.try_get_sqe();
   if (sqe == nullptr) [[unlikely]]
@@ -64,7 +64,8 @@ void ext::submit_recv(event_loop& l, operation* op, int fd, void* buf, unsigned 
   detail::count_in_flight(l);
 }
 
-void ext::submit_recv_provided(event_loop& l, operation* op, int fd, std::uint16_t group, bool multishot, bool poll_first) {
+void ext::submit_recv_provided(event_loop& l, operation* op, int fd, std::uint16_t group, bool multishot,
+                               bool poll_first) {
   ring::uring& r = detail::loop_internals::ring(l);
   io_uring_sqe* sqe = r.try_get_sqe();
   if (sqe == nullptr) [[unlikely]]
@@ -131,7 +132,9 @@ void ext::submit_shutdown(event_loop& l, operation* op, int fd, int how) {
   detail::count_in_flight(l);
 }
 
-bool ext::supports_opcode(const event_loop& l, int opcode) noexcept { return detail::loop_internals::ring(l).supports(opcode); }
+bool ext::supports_opcode(const event_loop& l, int opcode) noexcept {
+  return detail::loop_internals::ring(l).supports(opcode);
+}
 
 namespace {
 // One chunk of `count` buffers of `size` bytes; touched lazily (only pages the kernel
@@ -144,7 +147,7 @@ std::byte* map_chunk(unsigned count, unsigned size) noexcept {
 }  // namespace
 
 std::unique_ptr<buf_ring> ext::make_buf_ring(event_loop& l, std::uint16_t group, unsigned count, unsigned size,
-                                                    std::error_code& ec, unsigned capacity) {
+                                             std::error_code& ec, unsigned capacity) {
   ec.clear();
   if (capacity == 0)
     capacity = count;
@@ -180,7 +183,8 @@ std::unique_ptr<buf_ring> ext::make_buf_ring(event_loop& l, std::uint16_t group,
     ::munmap(ring_mem, ring_bytes);
     return nullptr;
   }
-  return std::make_unique<buf_ring>(&detail::loop_internals::ring(l), ring_mem, ring_bytes, mem, group, count, capacity, size);
+  return std::make_unique<buf_ring>(&detail::loop_internals::ring(l), ring_mem, ring_bytes, mem, group, count, capacity,
+                                    size);
 }
 
 buf_ring* ext::recv_buffers(event_loop& l, std::error_code& ec) {
@@ -208,9 +212,16 @@ std::error_code ext::reset_recv_buffers(event_loop& l, unsigned count, unsigned 
 
 buf_ring::buf_ring(ring::uring* r, void* ring_mem, std::size_t ring_bytes, std::byte* mem, std::uint16_t group,
                    unsigned count, unsigned capacity, unsigned size) noexcept
-    : m_ring(r), m_ring_mem(ring_mem), m_ring_bytes(ring_bytes),
-      m_chunk_shift(static_cast<unsigned>(__builtin_ctz(count))), m_chunk_mask(count - 1), m_group(group),
-      m_count(count), m_mapped(count), m_capacity(capacity), m_size(size) {
+    : m_ring(r),
+      m_ring_mem(ring_mem),
+      m_ring_bytes(ring_bytes),
+      m_chunk_shift(static_cast<unsigned>(__builtin_ctz(count))),
+      m_chunk_mask(count - 1),
+      m_group(group),
+      m_count(count),
+      m_mapped(count),
+      m_capacity(capacity),
+      m_size(size) {
   m_chunks[0] = mem;
   for (unsigned i = 0; i < count; ++i)
     put(static_cast<std::uint16_t>(i));

@@ -372,7 +372,8 @@ TEST(Tcp, StalledReadersCannotStarveOtherConnectionsOfBuffers) {
     auto z = saturn::sleep_for(300ms);
     (void)co_await z;
     std::error_code ec;
-    EXPECT_EQ(saturn::ext::recv_buffers(r->loop(), ec)->outstanding(), 8u) << "the stalled connections left buffers: test too weak";
+    EXPECT_EQ(saturn::ext::recv_buffers(r->loop(), ec)->outstanding(), 8u)
+        << "the stalled connections left buffers: test too weak";
     // Two other connections, one after the other, each served while the ring stays empty.
     for (int i = 0; i < 2; ++i) {
       auto other = saturn::spawn_in(root, serve_n(&l, 1, nullptr));
