@@ -1,5 +1,5 @@
 // Tier A in a few lines: submit operations with callables, run the loop.
-#include <saturn/loop/event_loop.hpp>
+#include <saturn/loop.hpp>  // event_loop and its callback tier
 
 #include <cstdio>
 #include <fcntl.h>

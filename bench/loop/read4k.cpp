@@ -1,5 +1,6 @@
 // read_4k_fixed_vs_plain: 500,000 one-at-a-time 4 KiB reads of one page-cached page,
 // from a registered (fixed) buffer and from the same buffer unregistered; contents checked.
+#include <saturn/ext/submit.hpp>
 #include <saturn/loop/event_loop.hpp>
 
 #include <fcntl.h>
@@ -57,7 +58,7 @@ void read_4k_fixed_vs_plain(const bench::args& a) {
 
   saturn::event_loop loop(saturn::loop_options{.entries = 8});
   ::iovec iov{buf, k_page};
-  if (auto ec = loop.register_buffers({&iov, 1}))
+  if (auto ec = saturn::ext::register_buffers(loop, {&iov, 1}))
     bench::fail("register_buffers: " + ec.message());
   std::vector<double> fixed_walls, plain_walls;
   std::uint64_t bytes = 0;

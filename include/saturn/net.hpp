@@ -8,6 +8,7 @@
 #include <saturn/net/buffered_reader.hpp>
 #include <saturn/net/connect.hpp>
 #include <saturn/net/resolve.hpp>
+#include <saturn/net/stable_text.hpp>
 #include <saturn/net/stream_socket.hpp>
 #include <saturn/net/tcp_listener.hpp>
 #include <saturn/net/tcp_stream.hpp>

@@ -5,6 +5,7 @@
 
 #include <saturn/detail/compiler_check.hpp>
 #include <saturn/result.hpp>
+#include <saturn/task/await_under.hpp>
 #include <saturn/task/io.hpp>
 #include <saturn/task/join.hpp>
 #include <saturn/task/join_handle.hpp>

@@ -15,7 +15,7 @@
 #include <system_error>
 
 #include "http/client_conn.hpp"
-#include "net/stable_text.hpp"
+#include <saturn/net/stable_text.hpp>
 
 namespace saturn::http {
 
@@ -168,7 +168,7 @@ result<std::shared_ptr<const target>> target_for(client_pool& pool, std::string_
 namespace {
 
 /// A process-lifetime text for an error (error::operation is a const char*).
-const char* stable(std::string s) { return net::detail::stable_text(std::move(s), "http client"); }
+const char* stable(std::string s) { return net::stable_text(std::move(s), "http client"); }
 
 using detail::client_conn;
 using detail::conn_lease;

@@ -82,7 +82,7 @@ struct plain_io {
   int fd() const noexcept { return s.fd(); }
   net::tcp_stream& socket() noexcept { return s; }
   /// One recv into `room`: the byte count, 0 at end of stream.
-  net::detail::recv_awaiter recv(std::span<std::byte> room) noexcept { return s.recv(room); }
+  auto recv(std::span<std::byte> room) noexcept { return s.recv(room); }
   /// Sends all of `out`. False if the connection failed.
   task<bool> send(const std::string& out, conn_entry& entry, bool direct) {
     return send_bytes(s, std::as_bytes(std::span(out)), entry, direct);
@@ -97,7 +97,7 @@ struct plain_io {
     auto sh = s.shutdown(SHUT_WR);
     (void)co_await sh;
   }
-  saturn::detail::close_awaiter close() noexcept { return s.close(); }
+  auto close() noexcept { return s.close(); }
 };
 
 /// TLS over TCP (the handshake already done).
@@ -129,7 +129,7 @@ struct tls_io {
     auto sh = t.socket().shutdown(SHUT_WR);
     (void)co_await sh;
   }
-  saturn::detail::close_awaiter close() noexcept { return t.close(); }
+  auto close() noexcept { return t.close(); }
 };
 
 }  // namespace saturn::http::detail

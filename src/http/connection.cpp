@@ -26,6 +26,7 @@
 // the connection's own I/O runs under the root context, so its close is never skipped and
 // a read or send registers no stop callback.
 #include <saturn/http/server.hpp>
+#include <saturn/task/await_under.hpp>
 #include <saturn/task/time.hpp>
 
 #include "http/conn_buffer.hpp"
@@ -414,7 +415,7 @@ task<void> server::run_connection(Io& io, detail::conn_entry& entry, cleartext p
     try {
       task<response> t = (*m.fn)(req, m.params);
       // lifetime: t owns the handler's frame until the end of this block.
-      resp.emplace(co_await saturn::detail::in_context_awaiter<response>{t.handle(), &m_stop_ctx});
+      resp.emplace(co_await await_under(t, m_stop_ctx));
     } catch (const std::exception&) {
       resp.reset();
     }
@@ -430,7 +431,7 @@ task<void> server::run_connection(Io& io, detail::conn_entry& entry, cleartext p
     bool ok = false;
     try {
       task<result<void>> t = (*resp.producer())(w);
-      result<void> r = co_await saturn::detail::in_context_awaiter<result<void>>{t.handle(), &m_stop_ctx};
+      result<void> r = co_await await_under(t, m_stop_ctx);
       ok = r.has_value();
     } catch (const std::exception&) {
       ok = false;
@@ -565,7 +566,7 @@ task<void> server::run_connection(Io& io, detail::conn_entry& entry, cleartext p
         try {
           task<response> t = (*m.fn)(req, m.params);
           // lifetime: t owns the handler's frame until the end of this block.
-          response resp = co_await saturn::detail::in_context_awaiter<response>{t.handle(), &m_stop_ctx};
+          response resp = co_await await_under(t, m_stop_ctx);
           refuse_upgrade<Io>(resp);
           write_response(out, resp, wo, m_opts.server_name);
           tally.note(m.route, resp.status);
@@ -633,7 +634,7 @@ task<void> server::run_connection(Io& io, detail::conn_entry& entry, cleartext p
           else
             return upgraded(io.socket(), leftover);
         }();
-        co_await saturn::detail::in_context_awaiter<void>{t.handle(), &m_stop_ctx};
+        co_await await_under(t, m_stop_ctx);
       } catch (const std::exception&) {
         // The new protocol failed; nothing of HTTP can be said any more: just close.
       }

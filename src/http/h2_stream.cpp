@@ -3,6 +3,7 @@
 // connection only through h2_session::post and the stream's mutex-guarded fields.
 #include "http/h2_session.hpp"
 
+#include <saturn/task/await_under.hpp>
 #include <saturn/task/time.hpp>
 
 #include <exception>
@@ -124,7 +125,7 @@ task<void> run_h2_stream(h2_session& s, h2_stream& st) {
   try {
     task<response> t = (*st.match.fn)(st.req, st.match.params);
     // lifetime: t owns the handler's frame until the end of this block.
-    resp.emplace(co_await saturn::detail::in_context_awaiter<response>{t.handle(), &st.ctx});
+    resp.emplace(co_await await_under(t, st.ctx));
   } catch (const std::exception&) {
     resp.reset();
   }
@@ -138,7 +139,7 @@ task<void> run_h2_stream(h2_session& s, h2_stream& st) {
     bool ok = false;
     try {
       task<result<void>> t = (*st.resp.producer())(w);
-      result<void> r = co_await saturn::detail::in_context_awaiter<result<void>>{t.handle(), &st.ctx};
+      result<void> r = co_await await_under(t, st.ctx);
       ok = r.has_value();
     } catch (const std::exception&) {
       ok = false;

@@ -2,7 +2,6 @@
 // precomputed; a response is a handful of appends into the connection's buffer.
 #include <saturn/http/response.hpp>
 
-#include <saturn/config.hpp>
 #include <saturn/http/request.hpp>
 #include <saturn/loop/clock.hpp>
 
@@ -111,11 +110,8 @@ std::string_view http_date() noexcept {
   // Under a simulation the date is virtual too: 2026-01-01T00:00:00Z plus the virtual
   // clock. A real date made HTTP/2 answers differ between runs of one seed (HPACK's
   // Huffman code gives the date's digits different lengths).
-  // ordering: relaxed; as in clock::now().
-  if constexpr (config::simulation) {
-    if (const std::int64_t v = saturn::detail::g_virtual_now_ns.load(std::memory_order_relaxed); v != 0)
-      ts.tv_sec = 1'767'225'600 + static_cast<::time_t>(v / 1'000'000'000);
-  }
+  if (const std::int64_t v = saturn::clock::virtual_ns(); v != 0)
+    ts.tv_sec = 1'767'225'600 + static_cast<::time_t>(v / 1'000'000'000);
   if (ts.tv_sec != t_date.second) {
     t_date.second = ts.tv_sec;
     format_imf_fixdate(ts.tv_sec, t_date.text);

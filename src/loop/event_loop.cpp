@@ -2,6 +2,9 @@
 // dispatch, and shutdown.
 #include <saturn/loop/event_loop.hpp>
 
+#include <saturn/ext/buf_ring.hpp>
+#include <saturn/ext/exit_hook.hpp>
+
 #include <algorithm>
 
 #include <sys/eventfd.h>
@@ -72,7 +75,7 @@ event_loop::~event_loop() {
   // Users of this loop (sockets' multishot operations) let go of it; nothing is in flight.
   while (m_exit_hooks != nullptr) {
     loop_exit_hook* h = m_exit_hooks;
-    remove_exit_hook(h);
+    ext::remove_exit_hook(*this, h);
     h->m_on_loop_exit(h);
   }
   m_recv_buffers.reset();

@@ -1,14 +1,16 @@
-// event_loop socket operations and provided-buffer rings. Like submit.cpp: one SQE per
+// ext:: socket operations and provided-buffer rings. Like submit.cpp: one SQE per
 // request, user_data = the operation, no allocation and no syscall here (except the
 // registration of a buffer ring, which is a setup step).
+#include <saturn/ext/buf_ring.hpp>
+#include <saturn/ext/submit_net.hpp>
 #include <saturn/loop/event_loop.hpp>
 
 #include <sys/mman.h>
 
 #include <new>
 
-#include "loop/user_data.hpp"
 #include "loop/sqe.hpp"
+#include "loop/user_data.hpp"
 #include "ring/ring.hpp"
 
 namespace saturn {
@@ -18,50 +20,56 @@ static_assert(cqe_f_more == IORING_CQE_F_MORE);
 static_assert(cqe_f_notif == IORING_CQE_F_NOTIF);
 static_assert(cqe_buffer_shift == IORING_CQE_BUFFER_SHIFT);
 
-
-void event_loop::submit_socket(operation* op, int domain, int type, int protocol) {
-  io_uring_sqe* sqe = m_ring->try_get_sqe();
+void ext::submit_socket(event_loop& l, operation* op, int domain, int type, int protocol) {
+  ring::uring& r = detail::loop_internals::ring(l);
+  io_uring_sqe* sqe = r.try_get_sqe();
   if (sqe == nullptr) [[unlikely]]
-    return detail::after_flush<&event_loop::submit_socket>(*m_ring, this, op, domain, type, protocol);
+    return detail::after_flush<&ext::submit_socket>(r, l, op, domain, type, protocol);
   io_uring_prep_socket(sqe, domain, type, protocol, 0);
   detail::tag(sqe, op);
-  ++m_in_flight;
+  detail::count_in_flight(l);
 }
 
-void event_loop::submit_accept(operation* op, int fd, ::sockaddr* addr, ::socklen_t* len, int flags, bool multishot) {
-  io_uring_sqe* sqe = m_ring->try_get_sqe();
+void ext::submit_accept(event_loop& l, operation* op, int fd, ::sockaddr* addr, ::socklen_t* len, int flags,
+                        bool multishot) {
+  ring::uring& r = detail::loop_internals::ring(l);
+  io_uring_sqe* sqe = r.try_get_sqe();
   if (sqe == nullptr) [[unlikely]]
-    return detail::after_flush<&event_loop::submit_accept>(*m_ring, this, op, fd, addr, len, flags, multishot);
+    return detail::after_flush<&ext::submit_accept>(r, l, op, fd, addr, len, flags, multishot);
   if (multishot)
     io_uring_prep_multishot_accept(sqe, fd, addr, len, flags);
   else
     io_uring_prep_accept(sqe, fd, addr, len, flags);
   detail::tag(sqe, op);
-  ++m_in_flight;
+  detail::count_in_flight(l);
 }
 
-void event_loop::submit_connect(operation* op, int fd, const ::sockaddr* addr, ::socklen_t len) {
-  io_uring_sqe* sqe = m_ring->try_get_sqe();
+void ext::submit_connect(event_loop& l, operation* op, int fd, const ::sockaddr* addr, ::socklen_t len) {
+  ring::uring& r = detail::loop_internals::ring(l);
+  io_uring_sqe* sqe = r.try_get_sqe();
   if (sqe == nullptr) [[unlikely]]
-    return detail::after_flush<&event_loop::submit_connect>(*m_ring, this, op, fd, addr, len);
+    return detail::after_flush<&ext::submit_connect>(r, l, op, fd, addr, len);
   io_uring_prep_connect(sqe, fd, addr, len);
   detail::tag(sqe, op);
-  ++m_in_flight;
+  detail::count_in_flight(l);
 }
 
-void event_loop::submit_recv(operation* op, int fd, void* buf, unsigned len, int flags) {
-  io_uring_sqe* sqe = m_ring->try_get_sqe();
+void ext::submit_recv(event_loop& l, operation* op, int fd, void* buf, unsigned len, int flags) {
+  ring::uring& r = detail::loop_internals::ring(l);
+  io_uring_sqe* sqe = r.try_get_sqe();
   if (sqe == nullptr) [[unlikely]]
-    return detail::after_flush<&event_loop::submit_recv>(*m_ring, this, op, fd, buf, len, flags);
+    return detail::after_flush<&ext::submit_recv>(r, l, op, fd, buf, len, flags);
   io_uring_prep_recv(sqe, fd, buf, len, flags);
   detail::tag(sqe, op);
-  ++m_in_flight;
+  detail::count_in_flight(l);
 }
 
-void event_loop::submit_recv_provided(operation* op, int fd, std::uint16_t group, bool multishot, bool poll_first) {
-  io_uring_sqe* sqe = m_ring->try_get_sqe();
+void ext::submit_recv_provided(event_loop& l, operation* op, int fd, std::uint16_t group, bool multishot,
+                               bool poll_first) {
+  ring::uring& r = detail::loop_internals::ring(l);
+  io_uring_sqe* sqe = r.try_get_sqe();
   if (sqe == nullptr) [[unlikely]]
-    return detail::after_flush<&event_loop::submit_recv_provided>(*m_ring, this, op, fd, group, multishot, poll_first);
+    return detail::after_flush<&ext::submit_recv_provided>(r, l, op, fd, group, multishot, poll_first);
   if (multishot)
     io_uring_prep_recv_multishot(sqe, fd, nullptr, 0, 0);
   else
@@ -71,55 +79,62 @@ void event_loop::submit_recv_provided(operation* op, int fd, std::uint16_t group
   if (poll_first)
     sqe->ioprio |= IORING_RECVSEND_POLL_FIRST;
   detail::tag(sqe, op);
-  ++m_in_flight;
+  detail::count_in_flight(l);
 }
 
-void event_loop::submit_send(operation* op, int fd, const void* buf, unsigned len, int flags) {
-  io_uring_sqe* sqe = m_ring->try_get_sqe();
+void ext::submit_send(event_loop& l, operation* op, int fd, const void* buf, unsigned len, int flags) {
+  ring::uring& r = detail::loop_internals::ring(l);
+  io_uring_sqe* sqe = r.try_get_sqe();
   if (sqe == nullptr) [[unlikely]]
-    return detail::after_flush<&event_loop::submit_send>(*m_ring, this, op, fd, buf, len, flags);
+    return detail::after_flush<&ext::submit_send>(r, l, op, fd, buf, len, flags);
   io_uring_prep_send(sqe, fd, buf, len, flags | MSG_NOSIGNAL);
   detail::tag(sqe, op);
-  ++m_in_flight;
+  detail::count_in_flight(l);
 }
 
-void event_loop::submit_send_zc(operation* op, int fd, const void* buf, unsigned len, int flags) {
-  io_uring_sqe* sqe = m_ring->try_get_sqe();
+void ext::submit_send_zc(event_loop& l, operation* op, int fd, const void* buf, unsigned len, int flags) {
+  ring::uring& r = detail::loop_internals::ring(l);
+  io_uring_sqe* sqe = r.try_get_sqe();
   if (sqe == nullptr) [[unlikely]]
-    return detail::after_flush<&event_loop::submit_send_zc>(*m_ring, this, op, fd, buf, len, flags);
+    return detail::after_flush<&ext::submit_send_zc>(r, l, op, fd, buf, len, flags);
   io_uring_prep_send_zc(sqe, fd, buf, len, flags | MSG_NOSIGNAL, 0);
   detail::tag(sqe, op);
-  ++m_in_flight;
+  detail::count_in_flight(l);
 }
 
-void event_loop::submit_sendmsg(operation* op, int fd, const ::msghdr* msg, int flags) {
-  io_uring_sqe* sqe = m_ring->try_get_sqe();
+void ext::submit_sendmsg(event_loop& l, operation* op, int fd, const ::msghdr* msg, int flags) {
+  ring::uring& r = detail::loop_internals::ring(l);
+  io_uring_sqe* sqe = r.try_get_sqe();
   if (sqe == nullptr) [[unlikely]]
-    return detail::after_flush<&event_loop::submit_sendmsg>(*m_ring, this, op, fd, msg, flags);
+    return detail::after_flush<&ext::submit_sendmsg>(r, l, op, fd, msg, flags);
   io_uring_prep_sendmsg(sqe, fd, msg, static_cast<unsigned>(flags | MSG_NOSIGNAL));
   detail::tag(sqe, op);
-  ++m_in_flight;
+  detail::count_in_flight(l);
 }
 
-void event_loop::submit_recvmsg(operation* op, int fd, ::msghdr* msg, int flags) {
-  io_uring_sqe* sqe = m_ring->try_get_sqe();
+void ext::submit_recvmsg(event_loop& l, operation* op, int fd, ::msghdr* msg, int flags) {
+  ring::uring& r = detail::loop_internals::ring(l);
+  io_uring_sqe* sqe = r.try_get_sqe();
   if (sqe == nullptr) [[unlikely]]
-    return detail::after_flush<&event_loop::submit_recvmsg>(*m_ring, this, op, fd, msg, flags);
+    return detail::after_flush<&ext::submit_recvmsg>(r, l, op, fd, msg, flags);
   io_uring_prep_recvmsg(sqe, fd, msg, static_cast<unsigned>(flags));
   detail::tag(sqe, op);
-  ++m_in_flight;
+  detail::count_in_flight(l);
 }
 
-void event_loop::submit_shutdown(operation* op, int fd, int how) {
-  io_uring_sqe* sqe = m_ring->try_get_sqe();
+void ext::submit_shutdown(event_loop& l, operation* op, int fd, int how) {
+  ring::uring& r = detail::loop_internals::ring(l);
+  io_uring_sqe* sqe = r.try_get_sqe();
   if (sqe == nullptr) [[unlikely]]
-    return detail::after_flush<&event_loop::submit_shutdown>(*m_ring, this, op, fd, how);
+    return detail::after_flush<&ext::submit_shutdown>(r, l, op, fd, how);
   io_uring_prep_shutdown(sqe, fd, how);
   detail::tag(sqe, op);
-  ++m_in_flight;
+  detail::count_in_flight(l);
 }
 
-bool event_loop::supports_opcode(int opcode) const noexcept { return m_ring->supports(opcode); }
+bool ext::supports_opcode(const event_loop& l, int opcode) noexcept {
+  return detail::loop_internals::ring(l).supports(opcode);
+}
 
 namespace {
 // One chunk of `count` buffers of `size` bytes; touched lazily (only pages the kernel
@@ -131,8 +146,8 @@ std::byte* map_chunk(unsigned count, unsigned size) noexcept {
 }
 }  // namespace
 
-std::unique_ptr<buf_ring> event_loop::make_buf_ring(std::uint16_t group, unsigned count, unsigned size,
-                                                    std::error_code& ec, unsigned capacity) {
+std::unique_ptr<buf_ring> ext::make_buf_ring(event_loop& l, std::uint16_t group, unsigned count, unsigned size,
+                                             std::error_code& ec, unsigned capacity) {
   ec.clear();
   if (capacity == 0)
     capacity = count;
@@ -161,40 +176,52 @@ std::unique_ptr<buf_ring> event_loop::make_buf_ring(std::uint16_t group, unsigne
   reg.ring_addr = reinterpret_cast<std::uint64_t>(ring_mem);
   reg.ring_entries = capacity;
   reg.bgid = group;
-  int r = m_ring->register_buf_ring(reg);
+  int r = detail::loop_internals::ring(l).register_buf_ring(reg);
   if (r < 0) {
     ec = std::error_code(-r, std::system_category());
     ::munmap(mem, static_cast<std::size_t>(count) * size);
     ::munmap(ring_mem, ring_bytes);
     return nullptr;
   }
-  return std::make_unique<buf_ring>(m_ring.get(), ring_mem, ring_bytes, mem, group, count, capacity, size);
+  return std::make_unique<buf_ring>(&detail::loop_internals::ring(l), ring_mem, ring_bytes, mem, group, count, capacity,
+                                    size);
 }
 
-buf_ring* event_loop::recv_buffers(std::error_code& ec) {
-  if (m_recv_buffers) [[likely]] {
+buf_ring* ext::recv_buffers(event_loop& l, std::error_code& ec) {
+  std::unique_ptr<buf_ring>& ring = detail::loop_internals::recv_ring(l);
+  if (ring) [[likely]] {
     ec.clear();
-    return m_recv_buffers.get();
+    return ring.get();
   }
-  m_recv_buffers = make_buf_ring(0, m_recv_buffer_count, m_recv_buffer_size, ec, m_recv_buffer_max);
-  return m_recv_buffers.get();
+  ring = make_buf_ring(l, 0, detail::loop_internals::recv_buffer_count(l), detail::loop_internals::recv_buffer_size(l),
+                       ec, detail::loop_internals::recv_buffer_max(l));
+  return ring.get();
 }
 
-std::error_code event_loop::reset_recv_buffers(unsigned count, unsigned size, unsigned max_count) {
-  m_recv_buffers.reset();
-  m_recv_buffer_count = count;
-  m_recv_buffer_size = size;
-  m_recv_buffer_max = max_count == 0 ? count : max_count;
+std::error_code ext::reset_recv_buffers(event_loop& l, unsigned count, unsigned size, unsigned max_count) {
+  std::unique_ptr<buf_ring>& ring = detail::loop_internals::recv_ring(l);
+  ring.reset();
+  detail::loop_internals::recv_buffer_count(l) = count;
+  detail::loop_internals::recv_buffer_size(l) = size;
+  unsigned& max = detail::loop_internals::recv_buffer_max(l);
+  max = max_count == 0 ? count : max_count;
   std::error_code ec;
-  m_recv_buffers = make_buf_ring(0, count, size, ec, m_recv_buffer_max);
+  ring = make_buf_ring(l, 0, count, size, ec, max);
   return ec;
 }
 
 buf_ring::buf_ring(ring::uring* r, void* ring_mem, std::size_t ring_bytes, std::byte* mem, std::uint16_t group,
                    unsigned count, unsigned capacity, unsigned size) noexcept
-    : m_ring(r), m_ring_mem(ring_mem), m_ring_bytes(ring_bytes),
-      m_chunk_shift(static_cast<unsigned>(__builtin_ctz(count))), m_chunk_mask(count - 1), m_group(group),
-      m_count(count), m_mapped(count), m_capacity(capacity), m_size(size) {
+    : m_ring(r),
+      m_ring_mem(ring_mem),
+      m_ring_bytes(ring_bytes),
+      m_chunk_shift(static_cast<unsigned>(__builtin_ctz(count))),
+      m_chunk_mask(count - 1),
+      m_group(group),
+      m_count(count),
+      m_mapped(count),
+      m_capacity(capacity),
+      m_size(size) {
   m_chunks[0] = mem;
   for (unsigned i = 0; i < count; ++i)
     put(static_cast<std::uint16_t>(i));

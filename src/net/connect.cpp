@@ -3,7 +3,7 @@
 #include <saturn/net/connect.hpp>
 #include <saturn/task/this_task.hpp>
 
-#include "net/stable_text.hpp"
+#include <saturn/net/stable_text.hpp>
 
 namespace saturn::net {
 
@@ -11,7 +11,7 @@ namespace {
 
 error bad_host_port(std::string_view text, const char* why) {
   return error{std::make_error_code(std::errc::invalid_argument),
-               detail::stable_text("connect \"" + std::string(text) + "\": " + why, "connect: bad host:port")};
+               stable_text("connect \"" + std::string(text) + "\": " + why, "connect: bad host:port")};
 }
 
 bool parse_port(std::string_view s, std::uint16_t& port) noexcept {
@@ -85,7 +85,7 @@ task<result<tcp_stream>> connect(std::string_view text, connect_options opts) {
     if (ctx.token.stop_requested() || last == std::errc::operation_canceled)
       break;  // a stop tries no further address
   }
-  co_return error{last.code, detail::stable_text(std::move(tried), "connect")};
+  co_return error{last.code, stable_text(std::move(tried), "connect")};
 }
 
 }  // namespace saturn::net

@@ -1,4 +1,8 @@
 // multishot_source and ms_await: see the protocol in include/saturn/net/detail/multishot.hpp.
+#include <saturn/ext/buf_ring.hpp>
+#include <saturn/ext/exit_hook.hpp>
+#include <saturn/ext/submit.hpp>
+#include <saturn/ext/submit_net.hpp>
 #include <saturn/net/detail/multishot.hpp>
 
 #include <sys/socket.h>
@@ -15,7 +19,7 @@ multishot_source::multishot_source(kind k, int fd, unsigned limit) noexcept : m_
 
 multishot_source::~multishot_source() {
   if (m_owner != nullptr)
-    m_owner->remove_exit_hook(this);  // on the owner thread: every delete happens there
+    ext::remove_exit_hook(*m_owner, this);  // on the owner thread: every delete happens there
 }
 
 void multishot_source::on_loop_exit(loop_exit_hook* h) noexcept {
@@ -39,10 +43,10 @@ void multishot_source::on_loop_exit(loop_exit_hook* h) noexcept {
 event_loop* multishot_source::bind_owner(event_loop* cur) noexcept {
   if (m_owner == nullptr && cur != nullptr) {
     m_owner = cur;
-    cur->add_exit_hook(this);
+    ext::add_exit_hook(*cur, this);
     if (m_kind == kind::recv) {
       std::error_code ec;
-      m_bufs = cur->recv_buffers(ec);
+      m_bufs = ext::recv_buffers(*cur, ec);
       if (m_bufs == nullptr)
         m_setup_error = ec.value() != 0 ? ec.value() : ENOBUFS;
     }
@@ -53,9 +57,9 @@ event_loop* multishot_source::bind_owner(event_loop* cur) noexcept {
 void multishot_source::arm(bool poll_first) noexcept {
   m_armed = true;
   if (m_kind == kind::recv)
-    m_owner->submit_recv_provided(this, m_fd, m_bufs->group(), true, poll_first);
+    ext::submit_recv_provided(*m_owner, this, m_fd, m_bufs->group(), true, poll_first);
   else
-    m_owner->submit_accept(this, m_fd, nullptr, nullptr, SOCK_CLOEXEC, true);
+    ext::submit_accept(*m_owner, this, m_fd, nullptr, nullptr, SOCK_CLOEXEC, true);
 }
 
 void multishot_source::arm_spare() noexcept {
@@ -68,7 +72,7 @@ void multishot_source::arm_spare() noexcept {
   }
   m_armed = true;
   m_spare_recv = true;
-  m_owner->submit_recv(this, m_fd, m_spare.get(), size, 0);
+  ext::submit_recv(*m_owner, this, m_fd, m_spare.get(), size, 0);
 }
 
 void multishot_source::push(ms_item it) {
@@ -185,7 +189,7 @@ void multishot_source::on_cqe(operation* op, int res, unsigned flags) noexcept {
   }
   else if (s->m_armed && !s->m_paused && s->m_count >= s->m_limit) {
     s->m_paused = true;  // the consumer lags: stop taking buffers until it catches up
-    s->m_owner->submit_cancel(s);
+    ext::submit_cancel(*s->m_owner, s);
   }
 }
 
@@ -234,7 +238,7 @@ void multishot_source::close_on_owner() noexcept {
     return;
   }
   // lifetime: freed by on_cqe on the final CQE of the cancelled operation.
-  m_owner->submit_cancel(this);
+  ext::submit_cancel(*m_owner, this);
 }
 
 // ---- ms_await

@@ -38,7 +38,7 @@
 #include <saturn/task/time.hpp>
 #include <saturn/task/when_any.hpp>
 
-#include "net/stable_text.hpp"
+#include <saturn/net/stable_text.hpp>
 
 #include <ares.h>
 #include <arpa/inet.h>
@@ -162,7 +162,7 @@ error failure(int status, std::string_view host, ares_channel ch, const resolve_
     case ARES_EREFUSED: what += " (asked " + server_list(ch) + ")"; break;
     default: break;
   }
-  return error{std::error_code(status, resolve_category()), detail::stable_text(std::move(what), "resolve")};
+  return error{std::error_code(status, resolve_category()), stable_text(std::move(what), "resolve")};
 }
 
 /// What woke the driver: a socket's poll (fd >= 0) or the timeout (fd < 0).
@@ -218,7 +218,7 @@ result<void> make_channel(channel& c, std::string_view host, const resolve_optio
     }
     if (ares_set_servers_ports_csv(c.ch, csv.c_str()) != ARES_SUCCESS)
       return error{std::make_error_code(std::errc::invalid_argument),
-                   detail::stable_text("resolve " + std::string(host) + ": bad resolve_options::servers \"" + csv +
+                   stable_text("resolve " + std::string(host) + ": bad resolve_options::servers \"" + csv +
                                            "\" (want \"1.2.3.4\", \"1.2.3.4:53\" or \"[::1]:53\")",
                                        "resolve: bad resolve_options::servers")};
   }
@@ -246,7 +246,7 @@ task<result<std::vector<address>>> resolve(std::string_view host_view, std::uint
     const bool wrong = (opts.family == ip_family::v4 && !a.is_v4()) || (opts.family == ip_family::v6 && !a.is_v6());
     if (wrong)
       co_return error{make_error_code(resolve_errc::no_data),
-                      detail::stable_text("resolve " + host + " (a numeric address of the other family)", "resolve")};
+                      stable_text("resolve " + host + " (a numeric address of the other family)", "resolve")};
     co_return std::vector<address>{a};
   }
 
@@ -283,7 +283,7 @@ task<result<std::vector<address>>> resolve(std::string_view host_view, std::uint
       waits.push_back(wait_timeout(std::chrono::seconds(tv.tv_sec) + std::chrono::microseconds(tv.tv_usec)));
     if (waits.empty())  // a query with neither a socket nor a timer would never end
       co_return error{std::make_error_code(std::errc::io_error),
-                      detail::stable_text("resolve " + host + ": c-ares has nothing to wait for", "resolve")};
+                      stable_text("resolve " + host + ": c-ares has nothing to wait for", "resolve")};
 
     auto first = co_await saturn::when_any(std::move(waits));
     if (ctx.token.stop_requested())
@@ -291,7 +291,7 @@ task<result<std::vector<address>>> resolve(std::string_view host_view, std::uint
     const wake& w = first.value;
     if (w.failed)  // not a stop (checked above): the ring could not poll c-ares's socket
       co_return error{w.err.code,
-                      detail::stable_text("resolve " + host + ": " + w.err.operation + " of a DNS socket", "resolve")};
+                      stable_text("resolve " + host + ": " + w.err.operation + " of a DNS socket", "resolve")};
     if (w.fd < 0) {
       ares_process_fd(chan.ch, ARES_SOCKET_BAD, ARES_SOCKET_BAD);  // the timeout's turn
       continue;

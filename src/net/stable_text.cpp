@@ -1,10 +1,10 @@
-// stable_text: see stable_text.hpp.
-#include "net/stable_text.hpp"
+// net::stable_text: see include/saturn/net/stable_text.hpp.
+#include <saturn/net/stable_text.hpp>
 
 #include <mutex>
 #include <unordered_set>
 
-namespace saturn::net::detail {
+namespace saturn::net {
 
 const char* stable_text(std::string text, const char* fallback) noexcept {
   static std::mutex mu;
@@ -23,4 +23,4 @@ const char* stable_text(std::string text, const char* fallback) noexcept {
   }
 }
 
-}  // namespace saturn::net::detail
+}  // namespace saturn::net

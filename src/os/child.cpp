@@ -8,6 +8,7 @@
 // Either way a cancelled wait leaves the child unreaped (the kernel cancels the WAITID
 // before it reaps, or the poll before any waitid), and a status obtained is kept in the
 // object, so a wait whose stop lost the race returns it next time.
+#include <saturn/ext/submit.hpp>
 #include <saturn/os/child.hpp>
 
 #include <saturn/loop/event_loop.hpp>
@@ -38,7 +39,7 @@ struct waitid_awaiter : saturn::detail::io_awaiter<waitid_awaiter, void> {
   int m_pidfd;
   ::siginfo_t* m_info;
   waitid_awaiter(int pidfd, ::siginfo_t* info) : io_awaiter("wait"), m_pidfd(pidfd), m_info(info) {}
-  void submit(event_loop& l) { l.submit_waitid(this, P_PIDFD, m_pidfd, m_info, WEXITED); }
+  void submit(event_loop& l) { ext::submit_waitid(l, this, P_PIDFD, m_pidfd, m_info, WEXITED); }
   result<void> value(int) const noexcept { return {}; }
 };
 
@@ -78,7 +79,7 @@ void set_child_wait_mode(child_wait_mode m) noexcept {
 }
 bool child_wait_uses_waitid() noexcept {
   event_loop* loop = event_loop::current();
-  return loop != nullptr && !force_poll() && loop->supports_waitid();
+  return loop != nullptr && !force_poll() && ext::supports_waitid(*loop);
 }
 }  // namespace detail
 

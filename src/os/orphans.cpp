@@ -15,6 +15,7 @@
 // reaped it: SIGCHLD ignored, a wait(-1) elsewhere) also ends it: there is no zombie.
 #include "os/orphans.hpp"
 
+#include <saturn/ext/submit.hpp>
 #include <saturn/loop/event_loop.hpp>
 #include <saturn/os/child.hpp>
 
@@ -81,7 +82,7 @@ void adopt_orphan(int pidfd) noexcept {
     return;
   if (event_loop* loop = event_loop::current()) {
     if (auto* op = new (std::nothrow) orphan_poll(pidfd)) {
-      loop->submit_poll(op, pidfd, POLLIN);
+      ext::submit_poll(*loop, op, pidfd, POLLIN);
       return;
     }
   }

@@ -12,7 +12,7 @@
 #include <saturn/sync/event.hpp>
 #include <saturn/task/io.hpp>
 
-#include "net/stable_text.hpp"
+#include <saturn/net/stable_text.hpp>
 
 #include <sys/signalfd.h>
 #include <pthread.h>
@@ -58,7 +58,7 @@ hub& the_hub() {
 }
 
 /// A process-lifetime text for an error (error::operation is a const char*).
-const char* stable(std::string s) { return net::detail::stable_text(std::move(s), "signal_set"); }
+const char* stable(std::string s) { return net::stable_text(std::move(s), "signal_set"); }
 
 const char* name_of(int sig) {
   const char* abbrev = sigabbrev_np(sig);

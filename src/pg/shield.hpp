@@ -3,6 +3,7 @@
 // ReadyForQuery) run to their end even when the calling task is being cancelled.
 #pragma once
 
+#include <saturn/task/await_under.hpp>
 #include <saturn/task/task.hpp>
 #include <saturn/task/this_task.hpp>
 #include <saturn/task/time.hpp>
@@ -14,7 +15,7 @@ task<T> shield(task<T> t) {
   task_context& parent = co_await this_task::context();
   task_context ctx{parent.sched, std::stop_token{}, parent.live};
   // A named awaiter: g++ 12 destroys an aggregate temporary in a co_await operand twice.
-  saturn::detail::in_context_awaiter<T> child{t.handle(), &ctx};
+  auto child = await_under(t, ctx);
   if constexpr (std::is_void_v<T>) {
     co_await child;
   } else {

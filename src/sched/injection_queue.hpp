@@ -5,7 +5,7 @@
 // skip the lock when it is empty.
 #pragma once
 
-#include <saturn/loop/operation.hpp>
+#include <saturn/loop/runnable.hpp>
 
 #include <pthread.h>
 

@@ -1,6 +1,7 @@
 // fs::file: every operation through the ring, against plain syscalls as the oracle, and
 // errors that name the operation and the path.
 #include <gtest/gtest.h>
+#include <saturn/ext/submit.hpp>
 #include <saturn/fs/file.hpp>
 #include <saturn/task/runtime.hpp>
 
@@ -128,7 +129,7 @@ task<void> fixed(std::string path) {
   event_loop* loop = event_loop::current();
   std::vector<std::byte> reg(8192);
   ::iovec iov{reg.data(), reg.size()};
-  EXPECT_FALSE(loop->register_buffers(std::span<const ::iovec>(&iov, 1)));
+  EXPECT_FALSE(saturn::ext::register_buffers(*loop, std::span<const ::iovec>(&iov, 1)));
   auto f = co_await fs::file::open(path, O_RDWR | O_CREAT | O_TRUNC);
   EXPECT_TRUE(f);
   for (std::size_t i = 0; i < 4096; ++i)
@@ -142,7 +143,7 @@ task<void> fixed(std::string path) {
   EXPECT_EQ(std::memcmp(reg.data(), reg.data() + 4096, 4096), 0);
   auto st = co_await f->stat();
   EXPECT_TRUE(st && st->stx_size == 8192);  // written at offset 4096
-  loop->unregister_buffers();
+  saturn::ext::unregister_buffers(*loop);
 }
 }  // namespace
 

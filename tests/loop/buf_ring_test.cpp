@@ -3,7 +3,8 @@
 // handed out, never past its capacity, and the new buffers are distinct memory — and
 // shrinking: when demand falls, returned buffers are parked, down to `count`, and reused
 // before new memory is mapped.
-#include <saturn/loop/buf_ring.hpp>
+#include <saturn/ext/buf_ring.hpp>
+#include <saturn/ext/buf_ring.hpp>
 
 #include <cstring>
 #include <memory>
@@ -21,7 +22,7 @@ using saturn::event_loop;
 struct growing_ring : ::testing::Test {
   event_loop loop;
   std::error_code ec;
-  std::unique_ptr<buf_ring> ring = loop.make_buf_ring(1, 4, 64, ec, 16);
+  std::unique_ptr<buf_ring> ring = saturn::ext::make_buf_ring(loop, 1, 4, 64, ec, 16);
   void SetUp() override { ASSERT_NE(ring, nullptr) << ec.message(); }
   /// As if the kernel handed out `n` buffers.
   void take(int n) {
@@ -33,17 +34,17 @@ struct growing_ring : ::testing::Test {
 TEST(buf_ring, sizes_are_validated) {
   event_loop loop;
   std::error_code ec;
-  EXPECT_EQ(loop.make_buf_ring(1, 6, 64, ec), nullptr);  // count not a power of two
+  EXPECT_EQ(saturn::ext::make_buf_ring(loop, 1, 6, 64, ec), nullptr);  // count not a power of two
   EXPECT_EQ(ec, std::errc::invalid_argument);
-  EXPECT_EQ(loop.make_buf_ring(1, 8, 64, ec, 4), nullptr);  // capacity below count
+  EXPECT_EQ(saturn::ext::make_buf_ring(loop, 1, 8, 64, ec, 4), nullptr);  // capacity below count
   EXPECT_EQ(ec, std::errc::invalid_argument);
-  EXPECT_EQ(loop.make_buf_ring(1, 8, 64, ec, 24), nullptr);  // capacity not a power of two
+  EXPECT_EQ(saturn::ext::make_buf_ring(loop, 1, 8, 64, ec, 24), nullptr);  // capacity not a power of two
   EXPECT_EQ(ec, std::errc::invalid_argument);
-  EXPECT_EQ(loop.make_buf_ring(1, 2, 64, ec, 256), nullptr);  // more than max_chunks chunks
+  EXPECT_EQ(saturn::ext::make_buf_ring(loop, 1, 2, 64, ec, 256), nullptr);  // more than max_chunks chunks
   EXPECT_EQ(ec, std::errc::invalid_argument);
-  EXPECT_EQ(loop.make_buf_ring(1, 8, 0, ec), nullptr);  // empty buffers
+  EXPECT_EQ(saturn::ext::make_buf_ring(loop, 1, 8, 0, ec), nullptr);  // empty buffers
   EXPECT_EQ(ec, std::errc::invalid_argument);
-  auto fixed = loop.make_buf_ring(1, 8, 64, ec);
+  auto fixed = saturn::ext::make_buf_ring(loop, 1, 8, 64, ec);
   ASSERT_NE(fixed, nullptr) << ec.message();
   EXPECT_EQ(fixed->count(), 8u);
   EXPECT_EQ(fixed->capacity(), 8u);

@@ -1,6 +1,7 @@
 // Registered buffers: read_fixed/write_fixed on files and pipes, and their error paths
 // (no buffers registered, an index out of range, a buffer outside the registered range,
 // a bad descriptor).
+#include <saturn/ext/submit.hpp>
 #include <sys/uio.h>
 
 #include <cerrno>
@@ -30,7 +31,7 @@ struct two_buffers {
 TEST_P(fixed, write_fixed_then_read_fixed_on_file) {
   event_loop loop(opts());
   two_buffers bufs;
-  ASSERT_FALSE(loop.register_buffers(bufs.iov));
+  ASSERT_FALSE(saturn::ext::register_buffers(loop, bufs.iov));
   temp_file f;
   std::memcpy(bufs.a.get(), "registered!", 11);
   int w = 0;
@@ -51,7 +52,7 @@ TEST_P(fixed, write_fixed_then_read_fixed_on_file) {
 TEST_P(fixed, fixed_ops_on_pipe_at_file_position) {
   event_loop loop(opts());
   two_buffers bufs;
-  ASSERT_FALSE(loop.register_buffers(bufs.iov));
+  ASSERT_FALSE(saturn::ext::register_buffers(loop, bufs.iov));
   pipe_fds p;
   std::memcpy(bufs.a.get(), "pipe", 4);
   int w = 0;
@@ -81,7 +82,7 @@ TEST_P(fixed, nothing_registered_is_an_error) {
 TEST_P(fixed, unregistered_index_is_an_error) {
   event_loop loop(opts());
   two_buffers bufs;
-  ASSERT_FALSE(loop.register_buffers(bufs.iov));
+  ASSERT_FALSE(saturn::ext::register_buffers(loop, bufs.iov));
   temp_file f;
   int r = 0;
   loop.read_fixed(f.fd, bufs.a.get(), 16, 0, 2, [&](int res) { r = res; });  // only 0 and 1 exist
@@ -92,7 +93,7 @@ TEST_P(fixed, unregistered_index_is_an_error) {
 TEST_P(fixed, buffer_outside_its_registration_is_an_error) {
   event_loop loop(opts());
   two_buffers bufs;
-  ASSERT_FALSE(loop.register_buffers(bufs.iov));
+  ASSERT_FALSE(saturn::ext::register_buffers(loop, bufs.iov));
   temp_file f;
   ASSERT_EQ(::pwrite(f.fd, "0123456789", 10, 0), 10);
   int r = 0;
@@ -110,8 +111,8 @@ TEST_P(fixed, buffer_outside_its_registration_is_an_error) {
 TEST_P(fixed, unregister_then_use_is_an_error) {
   event_loop loop(opts());
   two_buffers bufs;
-  ASSERT_FALSE(loop.register_buffers(bufs.iov));
-  loop.unregister_buffers();
+  ASSERT_FALSE(saturn::ext::register_buffers(loop, bufs.iov));
+  saturn::ext::unregister_buffers(loop);
   temp_file f;
   int r = 0;
   loop.read_fixed(f.fd, bufs.a.get(), 16, 0, 0, [&](int res) { r = res; });
@@ -123,8 +124,8 @@ TEST_P(fixed, register_replaces_previous_set) {
   event_loop loop(opts());
   two_buffers first;
   two_buffers second;
-  ASSERT_FALSE(loop.register_buffers(first.iov));
-  ASSERT_FALSE(loop.register_buffers(std::span<const ::iovec>(second.iov, 1)));
+  ASSERT_FALSE(saturn::ext::register_buffers(loop, first.iov));
+  ASSERT_FALSE(saturn::ext::register_buffers(loop, std::span<const ::iovec>(second.iov, 1)));
   temp_file f;
   ASSERT_EQ(::pwrite(f.fd, "abcd", 4, 0), 4);
   int old_index1 = 0;
@@ -140,14 +141,14 @@ TEST_P(fixed, register_replaces_previous_set) {
 TEST_P(fixed, register_rejects_a_bad_iovec) {
   event_loop loop(opts());
   const ::iovec bad[] = {{nullptr, 4096}};
-  const std::error_code ec = loop.register_buffers(bad);
+  const std::error_code ec = saturn::ext::register_buffers(loop, bad);
   EXPECT_TRUE(static_cast<bool>(ec)) << "registering a null buffer of 4096 bytes must fail";
 }
 
 TEST_P(fixed, bad_fd_is_ebadf) {
   event_loop loop(opts());
   two_buffers bufs;
-  ASSERT_FALSE(loop.register_buffers(bufs.iov));
+  ASSERT_FALSE(saturn::ext::register_buffers(loop, bufs.iov));
   const int bad = 1'000'000;
   int r = 0;
   int w = 0;

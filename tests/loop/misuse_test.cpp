@@ -1,6 +1,7 @@
 // Misuse must fail loudly, never silently: driving a loop from a thread that does not own
 // it, linking a timeout to nothing. And a configuration that must not hang: a 1-entry SQ
 // with a linked timeout (a link needs both SQEs in one submission).
+#include <saturn/ext/submit.hpp>
 #include <unistd.h>
 
 #include <cerrno>
@@ -54,7 +55,7 @@ TEST_F(misuse, link_timeout_with_nothing_before_it_dies) {
       {
         event_loop loop;
         const kernel_timespec ts = kernel_timespec::from(1ms);
-        loop.link_timeout(&ts);
+        saturn::ext::link_timeout(loop, &ts);
         loop.run();
       },
       "");

@@ -1,5 +1,6 @@
 // NOP through both tiers, the loop's bookkeeping (in_flight, has_work, stats, run_once)
 // and the ready queue (defer ordering), in both ring modes.
+#include <saturn/ext/submit.hpp>
 #include <vector>
 
 #include "test_support.hpp"
@@ -47,7 +48,7 @@ TEST_P(nop, callback_may_take_flags) {
 TEST_P(nop, raw_operation_completes_once) {
   event_loop loop(opts());
   raw_op op;
-  loop.submit_nop(&op);
+  saturn::ext::submit_nop(loop, &op);
   loop.run();
   EXPECT_EQ(op.calls, 1);
   EXPECT_EQ(op.res, 0);

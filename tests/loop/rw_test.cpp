@@ -1,5 +1,6 @@
 // read/write/readv/writev through the callback and raw tiers: pipes, files at explicit
 // offsets and at the file position (-1), short reads, EOF, and bad descriptors.
+#include <saturn/ext/submit.hpp>
 #include <sys/uio.h>
 
 #include <cerrno>
@@ -144,7 +145,7 @@ TEST_P(rw, readv_writev_on_file) {
   char c[] = "three";
   const ::iovec out[] = {{a, 4}, {b, 4}, {c, 5}};
   raw_op wop;
-  loop.submit_writev(&wop, f.fd, out, 3, 0);
+  saturn::ext::submit_writev(loop, &wop, f.fd, out, 3, 0);
   loop.run();
   EXPECT_EQ(wop.calls, 1);
   EXPECT_EQ(wop.res, 13);
@@ -154,7 +155,7 @@ TEST_P(rw, readv_writev_on_file) {
   char y[6] = {};
   const ::iovec in[] = {{x, sizeof x}, {y, sizeof y}};
   raw_op rop;
-  loop.submit_readv(&rop, f.fd, in, 2, 4);  // from "two-three"
+  saturn::ext::submit_readv(loop, &rop, f.fd, in, 2, 4);  // from "two-three"
   loop.run();
   EXPECT_EQ(rop.calls, 1);
   EXPECT_EQ(rop.res, 9);
@@ -173,8 +174,8 @@ TEST_P(rw, readv_writev_on_pipe_at_file_position) {
   const ::iovec in[] = {{r1, 1}, {r2, 8}};
   raw_op wop;
   raw_op rop;
-  loop.submit_writev(&wop, p.w, out, 2, file_pos);
-  loop.submit_readv(&rop, p.r, in, 2, file_pos);
+  saturn::ext::submit_writev(loop, &wop, p.w, out, 2, file_pos);
+  saturn::ext::submit_readv(loop, &rop, p.r, in, 2, file_pos);
   loop.run();
   EXPECT_EQ(wop.res, 5);
   EXPECT_EQ(rop.res, 5);
@@ -193,8 +194,8 @@ TEST_P(rw, bad_fd_is_ebadf) {
   ::iovec iov{buf, sizeof buf};
   raw_op rv;
   raw_op wv;
-  loop.submit_readv(&rv, bad, &iov, 1, 0);
-  loop.submit_writev(&wv, bad, &iov, 1, 0);
+  saturn::ext::submit_readv(loop, &rv, bad, &iov, 1, 0);
+  saturn::ext::submit_writev(loop, &wv, bad, &iov, 1, 0);
   loop.run();
   EXPECT_EQ(r, -EBADF);
   EXPECT_EQ(w, -EBADF);

@@ -3,6 +3,7 @@
 // after it (ASan would see a late kernel write only as corruption, so the test checks
 // the completions arrived). Queued runnables and armed timers are discarded without
 // being called, and their callables destroyed (shared_ptr use counts, ASan leak check).
+#include <saturn/ext/submit.hpp>
 #include <sys/uio.h>
 
 #include <cerrno>
@@ -52,7 +53,7 @@ TEST_P(shutdown, in_flight_operations_complete_cancelled_before_buffers_are_free
     watchdog dog(30s, "destroying a loop with operations in flight hung");
     event_loop loop(opts());
     const ::iovec reg{fixed_area, n_pipes * 512};
-    ASSERT_FALSE(loop.register_buffers(std::span<const ::iovec>(&reg, 1)));
+    ASSERT_FALSE(saturn::ext::register_buffers(loop, std::span<const ::iovec>(&reg, 1)));
     for (int i = 0; i < n_pipes; ++i) {
       const auto k = static_cast<std::size_t>(i);
       char* b = new char[256];
@@ -76,7 +77,7 @@ TEST_P(shutdown, in_flight_operations_complete_cancelled_before_buffers_are_free
         timeouts[k].res = r;
       });
     }
-    loop.submit_timeout(raw_timeout.get(), raw_ts.get());
+    saturn::ext::submit_timeout(loop, raw_timeout.get(), raw_ts.get());
     loop.run_once(false);  // everything is in the kernel now
     EXPECT_EQ(loop.in_flight(), static_cast<std::size_t>(4 * n_pipes + 1));
   }

@@ -1,5 +1,6 @@
 // submit_openat / submit_statx / submit_fsync on the raw tier, with plain syscalls as the
 // oracle: the descriptor, the stat fields, and -errno results.
+#include <saturn/ext/submit_fs.hpp>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -31,25 +32,25 @@ TEST_P(submit_fs, openat_statx_fsync_roundtrip) {
   ASSERT_GE(dirfd, 0);
 
   raw_op open_op;
-  loop.submit_openat(&open_op, dirfd, "new", O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0640);
+  saturn::ext::submit_openat(loop, &open_op, dirfd, "new", O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0640);
   run_until_done(loop, open_op);
   ASSERT_GE(open_op.res, 0) << std::strerror(-open_op.res);
   const int fd = open_op.res;
   ASSERT_EQ(::write(fd, "12345", 5), 5);
 
   raw_op sync_op;
-  loop.submit_fsync(&sync_op, fd, false);
+  saturn::ext::submit_fsync(loop, &sync_op, fd, false);
   run_until_done(loop, sync_op);
   EXPECT_EQ(sync_op.res, 0);
   raw_op dsync_op;
-  loop.submit_fsync(&dsync_op, fd, true);
+  saturn::ext::submit_fsync(loop, &dsync_op, fd, true);
   run_until_done(loop, dsync_op);
   EXPECT_EQ(dsync_op.res, 0);
 
   struct ::statx by_path {}, by_fd {};
   raw_op stat_op, fstat_op;
-  loop.submit_statx(&stat_op, dirfd, "new", AT_SYMLINK_NOFOLLOW, STATX_BASIC_STATS, &by_path);
-  loop.submit_statx(&fstat_op, fd, "", AT_EMPTY_PATH, STATX_BASIC_STATS, &by_fd);
+  saturn::ext::submit_statx(loop, &stat_op, dirfd, "new", AT_SYMLINK_NOFOLLOW, STATX_BASIC_STATS, &by_path);
+  saturn::ext::submit_statx(loop, &fstat_op, fd, "", AT_EMPTY_PATH, STATX_BASIC_STATS, &by_fd);
   run_until_done(loop, stat_op);
   run_until_done(loop, fstat_op);
   EXPECT_EQ(stat_op.res, 0);
@@ -63,15 +64,15 @@ TEST_P(submit_fs, openat_statx_fsync_roundtrip) {
   EXPECT_TRUE(S_ISREG(by_path.stx_mode));
 
   raw_op again;  // O_EXCL on an existing file
-  loop.submit_openat(&again, dirfd, "new", O_RDWR | O_CREAT | O_EXCL, 0640);
+  saturn::ext::submit_openat(loop, &again, dirfd, "new", O_RDWR | O_CREAT | O_EXCL, 0640);
   run_until_done(loop, again);
   EXPECT_EQ(again.res, -EEXIST);
   raw_op missing;
-  loop.submit_statx(&missing, dirfd, "missing", 0, STATX_BASIC_STATS, &by_path);
+  saturn::ext::submit_statx(loop, &missing, dirfd, "missing", 0, STATX_BASIC_STATS, &by_path);
   run_until_done(loop, missing);
   EXPECT_EQ(missing.res, -ENOENT);
   raw_op bad_sync;
-  loop.submit_fsync(&bad_sync, -1, false);
+  saturn::ext::submit_fsync(loop, &bad_sync, -1, false);
   run_until_done(loop, bad_sync);
   EXPECT_EQ(bad_sync.res, -EBADF);
 

@@ -2,6 +2,7 @@
 // forked children, in both ring modes: the exit code and the killing signal arrive in the
 // siginfo_t as waitid(2) fills it, the child is reaped (a second waitid says ECHILD), a
 // cancelled wait leaves the child unreaped, and WNOHANG on a running child returns at once.
+#include <saturn/ext/submit.hpp>
 #include <signal.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -23,7 +24,7 @@ class submit_waitid : public ::testing::TestWithParam<bool> {
   loop_options opts() const { return loop_options{.defer_taskrun = GetParam()}; }
   void SetUp() override {
     event_loop probe(opts());
-    if (!probe.supports_waitid())
+    if (!saturn::ext::supports_waitid(probe))
       GTEST_SKIP() << "no IORING_OP_WAITID (Linux < 6.7)";
   }
 };
@@ -48,7 +49,7 @@ TEST_P(submit_waitid, reports_the_exit_code_and_reaps) {
   ASSERT_GE(pidfd, 0);
   siginfo_t si{};
   raw_op op;
-  loop.submit_waitid(&op, P_PIDFD, pidfd, &si, WEXITED);
+  saturn::ext::submit_waitid(loop, &op, P_PIDFD, pidfd, &si, WEXITED);
   run_until_done(loop, op);
   ASSERT_EQ(op.res, 0) << std::strerror(-op.res);
   EXPECT_EQ(si.si_signo, SIGCHLD);
@@ -67,7 +68,7 @@ TEST_P(submit_waitid, reports_the_killing_signal) {
   ASSERT_GE(pidfd, 0);
   siginfo_t si{};
   raw_op op;
-  loop.submit_waitid(&op, P_PIDFD, pidfd, &si, WEXITED);
+  saturn::ext::submit_waitid(loop, &op, P_PIDFD, pidfd, &si, WEXITED);
   ::kill(pid, SIGKILL);
   run_until_done(loop, op);
   ASSERT_EQ(op.res, 0) << std::strerror(-op.res);
@@ -83,9 +84,9 @@ TEST_P(submit_waitid, a_cancelled_wait_leaves_the_child_and_wnohang_returns_at_o
   ASSERT_GE(pidfd, 0);
   siginfo_t si{};
   raw_op op, cancel;
-  loop.submit_waitid(&op, P_PIDFD, pidfd, &si, WEXITED);
+  saturn::ext::submit_waitid(loop, &op, P_PIDFD, pidfd, &si, WEXITED);
   loop.run_once(false);
-  loop.submit_cancel(&op, &cancel);
+  saturn::ext::submit_cancel(loop, &op, &cancel);
   run_until_done(loop, op);
   EXPECT_EQ(op.res, -ECANCELED);
   run_until_done(loop, cancel);
@@ -93,7 +94,7 @@ TEST_P(submit_waitid, a_cancelled_wait_leaves_the_child_and_wnohang_returns_at_o
   siginfo_t none{};
   none.si_pid = 12345;
   raw_op nohang;
-  loop.submit_waitid(&nohang, P_PIDFD, pidfd, &none, WEXITED | WNOHANG);
+  saturn::ext::submit_waitid(loop, &nohang, P_PIDFD, pidfd, &none, WEXITED | WNOHANG);
   run_until_done(loop, nohang);
   EXPECT_EQ(nohang.res, 0);
   EXPECT_EQ(none.si_pid, 0);
@@ -110,7 +111,7 @@ TEST_P(submit_waitid, a_pidfd_of_no_child_is_echild) {
   ASSERT_GE(self, 0);
   siginfo_t si{};
   raw_op op;
-  loop.submit_waitid(&op, P_PIDFD, self, &si, WEXITED | WNOHANG);
+  saturn::ext::submit_waitid(loop, &op, P_PIDFD, self, &si, WEXITED | WNOHANG);
   run_until_done(loop, op);
   EXPECT_EQ(op.res, -ECHILD);
   ::close(self);

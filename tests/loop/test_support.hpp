@@ -4,6 +4,7 @@
 #pragma once
 
 #include <gtest/gtest.h>
+#include <saturn/ext/operation.hpp>
 #include <saturn/loop/event_loop.hpp>
 
 #include <fcntl.h>

@@ -1,6 +1,7 @@
 // Kernel timeouts (IORING_OP_TIMEOUT) and linked timeouts: expiry is 0 in the callback
 // tier and -ETIME in the raw tier, cancellation is -ECANCELED; read_with_timeout in both
 // orders (data first, deadline first), including when the link meets a full SQ.
+#include <saturn/ext/submit.hpp>
 #include <cerrno>
 #include <ctime>
 #include <memory>
@@ -44,7 +45,7 @@ TEST_P(timeout, raw_expiry_is_etime) {
   event_loop loop(opts());
   raw_op op;
   const kernel_timespec ts = kernel_timespec::from(2ms);
-  loop.submit_timeout(&op, &ts);
+  saturn::ext::submit_timeout(loop, &op, &ts);
   loop.run();
   EXPECT_EQ(op.calls, 1);
   EXPECT_EQ(op.res, -ETIME);
@@ -57,7 +58,7 @@ TEST_P(timeout, raw_absolute_deadline) {
   const std::int64_t deadline_ns = now.tv_sec * 1'000'000'000LL + now.tv_nsec + 10'000'000;
   const kernel_timespec ts{deadline_ns / 1'000'000'000, deadline_ns % 1'000'000'000};
   raw_op op;
-  loop.submit_timeout(&op, &ts, /*absolute=*/true);
+  saturn::ext::submit_timeout(loop, &op, &ts, /*absolute=*/true);
   loop.run();
   EXPECT_EQ(op.res, -ETIME);
   ::timespec after{};
@@ -128,8 +129,8 @@ TEST_P(timeout, raw_link_timeout_fires_on_a_stuck_read) {
   raw_op read_op;
   raw_op link_op;
   const kernel_timespec ts = kernel_timespec::from(5ms);
-  loop.submit_read(&read_op, p.r, buf, sizeof buf, 0);
-  loop.link_timeout(&ts, &link_op);
+  saturn::ext::submit_read(loop, &read_op, p.r, buf, sizeof buf, 0);
+  saturn::ext::link_timeout(loop, &ts, &link_op);
   loop.run();
   EXPECT_EQ(read_op.calls, 1);
   EXPECT_EQ(read_op.res, -ECANCELED);
@@ -145,8 +146,8 @@ TEST_P(timeout, raw_link_timeout_cancelled_when_read_completes) {
   raw_op read_op;
   raw_op link_op;
   const kernel_timespec ts = kernel_timespec::from(1h);
-  loop.submit_read(&read_op, p.r, buf, sizeof buf, 0);
-  loop.link_timeout(&ts, &link_op);
+  saturn::ext::submit_read(loop, &read_op, p.r, buf, sizeof buf, 0);
+  saturn::ext::link_timeout(loop, &ts, &link_op);
   watchdog dog(5s, "a linked timeout outlived its read");
   loop.run();
   EXPECT_EQ(read_op.res, 2);

@@ -4,6 +4,7 @@
 // that hold the whole ring while other connections are served.
 #include "net_util.hpp"
 
+#include <saturn/ext/buf_ring.hpp>
 #include <saturn/task/time.hpp>
 #include <saturn/task/join_handle.hpp>
 
@@ -233,7 +234,7 @@ TEST(Tcp, CancelledReceiveLosesNoBytes) {
 TEST(Tcp, TinyBufferRingRunsDryWithoutLossOrReordering) {
   runtime rt;
   // 4 buffers of 64 bytes: a 1 MiB stream runs the ring dry over and over (-ENOBUFS).
-  ASSERT_FALSE(rt.loop().reset_recv_buffers(4, 64));
+  ASSERT_FALSE(saturn::ext::reset_recv_buffers(rt.loop(), 4, 64));
   const std::uint64_t dry_before = net::detail::multishot_source::ring_dry_events();
   rt.block_on([](runtime* r) -> task<> {
     auto l = listen_any();
@@ -257,7 +258,7 @@ TEST(Tcp, TinyBufferRingRunsDryWithoutLossOrReordering) {
     co_await server;
     EXPECT_EQ(st.bytes, msg.size());
     std::error_code ec;
-    EXPECT_EQ(r->loop().recv_buffers(ec)->outstanding(), 0u) << "a receive buffer was not recycled";
+    EXPECT_EQ(saturn::ext::recv_buffers(r->loop(), ec)->outstanding(), 0u) << "a receive buffer was not recycled";
   }(&rt));
   EXPECT_GT(net::detail::multishot_source::ring_dry_events(), dry_before) << "the ring never ran dry: test too weak";
 }
@@ -267,7 +268,7 @@ TEST(Tcp, BufferRingGrowsWhenMoreConnectionsReceiveThanItHasBuffers) {
   // 4 buffers that may grow to 64: 32 connections, each with a message in flight at once,
   // hold more buffers than the ring starts with. It must grow (so later receives stop
   // ending with -ENOBUFS), stay within its capacity, and lose or reorder nothing.
-  ASSERT_FALSE(rt.loop().reset_recv_buffers(4, 256, 64));
+  ASSERT_FALSE(saturn::ext::reset_recv_buffers(rt.loop(), 4, 256, 64));
   rt.block_on([](runtime* r) -> task<> {
     auto l = listen_any();
     echo_stats st;
@@ -282,7 +283,7 @@ TEST(Tcp, BufferRingGrowsWhenMoreConnectionsReceiveThanItHasBuffers) {
     co_await server;
     EXPECT_EQ(st.bytes, std::size_t{k_conns} * 200 * 20);
     std::error_code ec;
-    saturn::buf_ring* ring = r->loop().recv_buffers(ec);
+    saturn::buf_ring* ring = saturn::ext::recv_buffers(r->loop(), ec);
     EXPECT_GT(ring->mapped(), 4u) << "the ring never grew: test too weak";
     EXPECT_LE(ring->mapped(), 64u);
     EXPECT_GE(ring->count(), 4u);
@@ -294,7 +295,7 @@ TEST(Tcp, BufferRingGrowsWhenMoreConnectionsReceiveThanItHasBuffers) {
 
 TEST(Tcp, SlowReaderIsBackpressuredNotBuffered) {
   runtime rt;
-  ASSERT_FALSE(rt.loop().reset_recv_buffers(256, 4096));
+  ASSERT_FALSE(saturn::ext::reset_recv_buffers(rt.loop(), 256, 4096));
   rt.block_on([](runtime* r) -> task<> {
     auto l = listen_any();
     saturn::task_context& root = co_await saturn::this_task::context();
@@ -317,7 +318,7 @@ TEST(Tcp, SlowReaderIsBackpressuredNotBuffered) {
     (void)co_await z;
     std::error_code ec;
     {
-      const unsigned held = r->loop().recv_buffers(ec)->outstanding();
+      const unsigned held = saturn::ext::recv_buffers(r->loop(), ec)->outstanding();
       // Bounded by the stream's queue limit (8), the chunk being sent and the CQEs that
       // land before the pause's cancel takes effect: one kernel retry round of a multishot
       // receive posts up to 32 (io_uring's MULTISHOT_MAX_RETRY), and a loaded machine
@@ -346,7 +347,7 @@ TEST(Tcp, StalledReadersCannotStarveOtherConnectionsOfBuffers) {
   // chunk it is sending and its queue up to the pause). Every other connection's receive
   // then ends with -ENOBUFS; it must still get its bytes (a recv into a buffer of its
   // own), not wait until a stalled client reads.
-  ASSERT_FALSE(rt.loop().reset_recv_buffers(8, 4096));
+  ASSERT_FALSE(saturn::ext::reset_recv_buffers(rt.loop(), 8, 4096));
   rt.block_on([](runtime* r) -> task<> {
     auto l = listen_any();
     saturn::task_context& root = co_await saturn::this_task::context();
@@ -371,7 +372,8 @@ TEST(Tcp, StalledReadersCannotStarveOtherConnectionsOfBuffers) {
     auto z = saturn::sleep_for(300ms);
     (void)co_await z;
     std::error_code ec;
-    EXPECT_EQ(r->loop().recv_buffers(ec)->outstanding(), 8u) << "the stalled connections left buffers: test too weak";
+    EXPECT_EQ(saturn::ext::recv_buffers(r->loop(), ec)->outstanding(), 8u)
+        << "the stalled connections left buffers: test too weak";
     // Two other connections, one after the other, each served while the ring stays empty.
     for (int i = 0; i < 2; ++i) {
       auto other = saturn::spawn_in(root, serve_n(&l, 1, nullptr));
@@ -393,7 +395,7 @@ TEST(Tcp, StalledReadersCannotStarveOtherConnectionsOfBuffers) {
     for (auto& s : servers)
       co_await s;
     EXPECT_EQ(stalled_st.bytes, 2 * msg.size());
-    EXPECT_EQ(r->loop().recv_buffers(ec)->outstanding(), 0u) << "a receive buffer was not recycled";
+    EXPECT_EQ(saturn::ext::recv_buffers(r->loop(), ec)->outstanding(), 0u) << "a receive buffer was not recycled";
   }(&rt));
 }
 

@@ -7,6 +7,7 @@
 // name the program; only stdio reaches the child; 10,000 short children across a
 // two-worker pool, with IORING_OP_WAITID and with the poll fallback, leave no zombie.
 #include <gtest/gtest.h>
+#include <saturn/ext/submit.hpp>
 #include <saturn/os.hpp>
 #include <saturn/saturn.hpp>
 #include "os/os_test_util.hpp"
@@ -101,7 +102,7 @@ TEST(child, the_zombie_oracle_sees_a_zombie) {
 
 TEST(child, the_ring_has_waitid_on_this_kernel) {
   saturn::runtime rt;
-  if (!rt.loop().supports_waitid())
+  if (!saturn::ext::supports_waitid(rt.loop()))
     GTEST_SKIP() << "this kernel has no IORING_OP_WAITID (Linux < 6.7): only the poll path runs";
   EXPECT_TRUE(rt.block_on([]() -> task<bool> { co_return os::detail::child_wait_uses_waitid(); }()));
   wait_mode_scope poll(os::detail::child_wait_mode::poll);
@@ -460,7 +461,7 @@ void ten_thousand_children_leave_no_zombie() {
 
 TEST(child, ten_thousand_short_children_leave_no_zombie) {
   saturn::runtime rt;
-  if (!rt.loop().supports_waitid())
+  if (!saturn::ext::supports_waitid(rt.loop()))
     GTEST_SKIP() << "no IORING_OP_WAITID on this kernel (the poll test covers the fallback)";
   ten_thousand_children_leave_no_zombie();
 }

@@ -31,7 +31,7 @@ using task_test::bytes;
 /// Awaits `t` under `ctx` (another stop token), the way with_timeout awaits its child.
 template <class T>
 task<T> await_under(saturn::task_context* ctx, task<T> t) {
-  co_return co_await saturn::detail::in_context_awaiter<T>{t.handle(), ctx};
+  co_return co_await saturn::await_under(t, *ctx);
 }
 
 /// Bytes waiting in a pipe; drained with read(2), which cannot block for them.

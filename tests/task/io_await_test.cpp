@@ -3,6 +3,7 @@
 // explicit cancel(), errors returned as values that name the operation, and
 // kernel_timeout (expiry is success).
 #include <gtest/gtest.h>
+#include <saturn/ext/submit.hpp>
 #include <saturn/saturn.hpp>
 #include "task/task_test_util.hpp"
 
@@ -220,7 +221,7 @@ TEST(task_io, read_fixed_and_write_fixed) {
     EXPECT_NE(ctx.sched, nullptr);
     saturn::event_loop* loop = saturn::event_loop::current();
     std::array<::iovec, 2> iov{::iovec{out->data(), out->size()}, ::iovec{in->data(), in->size()}};
-    if (std::error_code ec = loop->register_buffers(iov)) {
+    if (std::error_code ec = saturn::ext::register_buffers(*loop, iov)) {
       *skip = "register_buffers failed (" + ec.message() + "; RLIMIT_MEMLOCK too low?)";
       co_return;
     }
@@ -241,7 +242,7 @@ TEST(task_io, read_fixed_and_write_fixed) {
     if (!bad) {
       EXPECT_TRUE(starts_with(bad.err().message(), "write_fixed: ")) << bad.err().message();
     }
-    loop->unregister_buffers();
+    saturn::ext::unregister_buffers(*loop);
   }(f.fd, &buf_out, &buf_in, &skip_reason));
   if (!skip_reason.empty()) {
     GTEST_SKIP() << skip_reason;

@@ -11,6 +11,7 @@
 /// stay in use until the kernel is done with them.
 #pragma once
 
+#include <saturn/ext/submit.hpp>
 #include <saturn/effect/core.hpp>
 #include <saturn/effect/detail/stop_link.hpp>
 #include <saturn/loop/event_loop.hpp>
@@ -55,7 +56,7 @@ class ring_op final : operation, stop_link<ring_op<Kind, R>> {
     if (self->complete_may_deliver())
       self->deliver();
   }
-  void cancel_now() noexcept { this->m_loop->submit_cancel(this); }
+  void cancel_now() noexcept { ext::submit_cancel(*this->m_loop, this); }
   void deliver() noexcept {
     this->disarm();
     int res = Kind::normalize(m_res);
@@ -91,7 +92,7 @@ struct nop_kind {
   using value_type = void;
   static constexpr const char* name = "nop";
   static int normalize(int res) noexcept { return res; }
-  void submit(event_loop& l, operation* op) const { l.submit_nop(op); }
+  void submit(event_loop& l, operation* op) const { ext::submit_nop(l, op); }
 };
 
 struct rw_kind {
@@ -105,9 +106,9 @@ struct rw_kind {
   static int normalize(int res) noexcept { return res; }
   void submit(event_loop& l, operation* op) const {
     if (write)
-      l.submit_write(op, fd, buf, len, offset);
+      ext::submit_write(l, op, fd, buf, len, offset);
     else
-      l.submit_read(op, fd, buf, len, offset);
+      ext::submit_read(l, op, fd, buf, len, offset);
   }
   std::size_t value(int res) const noexcept { return static_cast<std::size_t>(res); }
 };
@@ -123,7 +124,7 @@ struct timeout_kind {
   static constexpr const char* name = "timeout";
   kernel_timespec ts;  // lifetime: in the operation state, which outlives the SQE
   static int normalize(int res) noexcept { return res == -ETIME ? 0 : res; }  // expiry is success
-  void submit(event_loop& l, operation* op) const { l.submit_timeout(op, &ts); }
+  void submit(event_loop& l, operation* op) const { ext::submit_timeout(l, op, &ts); }
 };
 
 struct close_kind {
@@ -131,7 +132,7 @@ struct close_kind {
   static constexpr const char* name = "close";
   int fd;
   static int normalize(int res) noexcept { return res; }
-  void submit(event_loop& l, operation* op) const { l.submit_close(op, fd); }
+  void submit(event_loop& l, operation* op) const { ext::submit_close(l, op, fd); }
 };
 
 // ---------------------------------------------------------------- loop timers

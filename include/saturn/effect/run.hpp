@@ -9,6 +9,7 @@
 #pragma once
 
 #include <saturn/effect/core.hpp>
+#include <saturn/ext/op_pool.hpp>
 #include <saturn/task/detail/promise_base.hpp>
 #include <saturn/task/task.hpp>
 
@@ -94,7 +95,7 @@ class callback_start {
         m_op(std::move(e).connect(receiver{this})) {}
 
   static callback_start* make(E&& e, event_loop& loop, F fn, std::stop_token tok) {
-    void* mem = loop.pool().allocate(sizeof(callback_start), alignof(callback_start));
+    void* mem = ext::pool(loop).allocate(sizeof(callback_start), alignof(callback_start));
     return ::new (mem) callback_start(std::move(e), &loop, std::move(fn), std::move(tok));
   }
   void start() noexcept { m_op.start(); }
@@ -104,7 +105,7 @@ class callback_start {
     event_loop* loop = m_loop;
     // lifetime: the operation state called us as its last action; we are its owner.
     this->~callback_start();
-    loop->pool().deallocate(this, sizeof(callback_start), alignof(callback_start));
+    ext::pool(*loop).deallocate(this, sizeof(callback_start), alignof(callback_start));
   }
 
   event_loop* m_loop;

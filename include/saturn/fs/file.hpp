@@ -17,6 +17,7 @@
 /// std::errc::operation_canceled once the kernel has let go of the buffers.
 #pragma once
 
+#include <saturn/ext/submit_fs.hpp>
 #include <saturn/fs/fs_error.hpp>
 #include <saturn/task/io.hpp>
 #include <saturn/task/task.hpp>
@@ -59,7 +60,7 @@ struct fsync_awaiter : saturn::detail::io_awaiter<fsync_awaiter, void> {
   int m_fd;
   bool m_datasync;
   fsync_awaiter(int fd, bool datasync) : io_awaiter(datasync ? "fdatasync" : "fsync"), m_fd(fd), m_datasync(datasync) {}
-  void submit(event_loop& l) { l.submit_fsync(this, m_fd, m_datasync); }
+  void submit(event_loop& l) { ext::submit_fsync(l, this, m_fd, m_datasync); }
   result<void> value(int) const noexcept { return {}; }
 };
 
@@ -69,7 +70,7 @@ struct statx_awaiter : saturn::detail::io_awaiter<statx_awaiter, struct ::statx>
   unsigned m_mask;
   struct ::statx m_buf {};
   statx_awaiter(int fd, unsigned mask) : io_awaiter("statx"), m_fd(fd), m_mask(mask) {}
-  void submit(event_loop& l) { l.submit_statx(this, m_fd, "", AT_EMPTY_PATH, m_mask, &m_buf); }
+  void submit(event_loop& l) { ext::submit_statx(l, this, m_fd, "", AT_EMPTY_PATH, m_mask, &m_buf); }
   result<struct ::statx> value(int) const noexcept { return m_buf; }
 };
 
@@ -81,7 +82,7 @@ struct openat_awaiter : saturn::detail::io_awaiter<openat_awaiter, int> {
   unsigned m_mode;
   openat_awaiter(int dirfd, const char* path, int flags, unsigned mode)
       : io_awaiter("open"), m_dirfd(dirfd), m_path(path), m_flags(flags), m_mode(mode) {}
-  void submit(event_loop& l) { l.submit_openat(this, m_dirfd, m_path, m_flags, m_mode); }
+  void submit(event_loop& l) { ext::submit_openat(l, this, m_dirfd, m_path, m_flags, m_mode); }
   result<int> value(int fd) const noexcept { return fd; }
 };
 
@@ -92,7 +93,7 @@ struct openat2_awaiter : saturn::detail::io_awaiter<openat2_awaiter, int> {
   ::open_how* m_how;
   openat2_awaiter(int dirfd, const char* path, ::open_how* how)
       : io_awaiter("open"), m_dirfd(dirfd), m_path(path), m_how(how) {}
-  void submit(event_loop& l) { l.submit_openat2(this, m_dirfd, m_path, m_how); }
+  void submit(event_loop& l) { ext::submit_openat2(l, this, m_dirfd, m_path, m_how); }
   result<int> value(int fd) const noexcept { return fd; }
 };
 

@@ -46,6 +46,16 @@ struct clock {
     }
     return time_point(std::chrono::duration_cast<duration>(std::chrono::steady_clock::now().time_since_epoch()));
   }
+  /// While a simulation owns time: the virtual time in nanoseconds since its start
+  /// (never 0); otherwise 0. For code that must derive a wall-clock value (an HTTP Date)
+  /// from virtual time so that runs of one seed agree. Any thread; always 0 in a build
+  /// with SATURN_SIMULATION=OFF.
+  static std::int64_t virtual_ns() noexcept {
+    // ordering: relaxed; as in now().
+    if constexpr (config::simulation)
+      return detail::g_virtual_now_ns.load(std::memory_order_relaxed);
+    return 0;
+  }
   /// CLOCK_MONOTONIC_COARSE: the same epoch as now(), a few ns to read, a scheduler tick
   /// (1-4 ms) of resolution. For deadlines checked in bulk (the HTTP server's sweep).
   /// Virtual under a simulation, like now().

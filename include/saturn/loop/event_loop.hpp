@@ -16,30 +16,31 @@
 
 #include <saturn/detail/atomic.hpp>
 #include <saturn/detail/owned_counter.hpp>
-#include <saturn/loop/buf_ring.hpp>
+#include <saturn/loop/clock.hpp>
 #include <saturn/loop/detail/op_pool.hpp>
 #include <saturn/loop/detail/remote_queue.hpp>
 #include <saturn/loop/detail/timer_heap.hpp>
-#include <saturn/loop/operation.hpp>
-
-#include <signal.h>
-#include <sys/socket.h>
-#include <sys/uio.h>
+#include <saturn/loop/runnable.hpp>
 
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
-#include <span>
-#include <system_error>
-
-struct statx;
-struct open_how;
 
 namespace saturn {
 
 namespace ring {
 class uring;
+}
+
+// The implementer part of the loop (saturn/ext/): the raw ring operations, the
+// operation node, provided-buffer rings, exit hooks and the operation pool.
+struct operation;
+struct loop_exit_hook;
+class buf_ring;
+namespace detail {
+struct loop_internals;
 }
 
 /// How to build a loop.
@@ -78,15 +79,6 @@ struct loop_stats {
   detail::owned_counter timers_fired;    ///< loop-kept timers that expired and fired
 };
 
-/// Something that must let go of a loop when the loop is destroyed (e.g. a socket's
-/// multishot receive living on it). Intrusive; registered and removed on the loop thread.
-struct loop_exit_hook {
-  using fn_type = void (*)(loop_exit_hook* self) noexcept;
-  loop_exit_hook* m_prev_hook = nullptr;
-  loop_exit_hook* m_next_hook = nullptr;
-  fn_type m_on_loop_exit = nullptr;
-};
-
 /// A per-thread proactor over one io_uring.
 ///
 /// Threading: a loop belongs to the thread that constructed it (the ring is
@@ -96,6 +88,10 @@ struct loop_exit_hook {
 /// Errors: construction throws std::system_error whose message names the cause and the
 /// fix when io_uring cannot be set up. Operation failures are never thrown: they reach
 /// the operation's completion as `res = -errno`.
+///
+/// This header is the loop's user part: running it, posting work, timers, stats and the
+/// callback tier (defined in saturn/loop/callbacks.hpp). Code that submits ring
+/// operations itself uses the implementer part, saturn/ext/ (ext::submit_read(loop, ...)).
 class event_loop {
  public:
   /// Sets the ring up on the calling thread and makes this the thread's current loop.
@@ -116,104 +112,7 @@ class event_loop {
   /// The loop owned by the calling thread, or nullptr.
   static event_loop* current() noexcept;
 
-  // ---- operations: the caller owns `op` and every buffer until op->m_complete runs.
-  /// IORING_OP_NOP; completes with 0.
-  void submit_nop(operation* op);
-  /// read(2) at `offset` (-1: the file position). Completes with bytes read or -errno.
-  void submit_read(operation* op, int fd, void* buf, unsigned len, std::uint64_t offset);
-  /// write(2) at `offset` (-1: the file position).
-  void submit_write(operation* op, int fd, const void* buf, unsigned len, std::uint64_t offset);
-  /// Read into registered buffer `buf_index` (see register_buffers); `buf` must lie inside it.
-  void submit_read_fixed(operation* op, int fd, void* buf, unsigned len, std::uint64_t offset, unsigned buf_index);
-  /// Write from registered buffer `buf_index`.
-  void submit_write_fixed(operation* op, int fd, const void* buf, unsigned len, std::uint64_t offset,
-                          unsigned buf_index);
-  /// readv(2)/writev(2); `iov` must stay alive until completion.
-  void submit_readv(operation* op, int fd, const ::iovec* iov, unsigned count, std::uint64_t offset);
-  void submit_writev(operation* op, int fd, const ::iovec* iov, unsigned count, std::uint64_t offset);
-  /// A kernel timeout (IORING_OP_TIMEOUT). `ts` must stay alive until completion.
-  /// Completes with -ETIME on expiry (normal), -ECANCELED when cancelled.
-  void submit_timeout(operation* op, const kernel_timespec* ts, bool absolute = false);
-  /// A one-shot IORING_OP_POLL_ADD: completes with the ready events (a POLLIN/POLLOUT/...
-  /// mask, POLLHUP and POLLERR included whatever `events` asks) once `fd` has one of
-  /// `events`, or -errno. For descriptors whose own library reads them (c-ares's sockets)
-  /// and for pidfds (POLLIN: the child exited).
-  void submit_poll(operation* op, int fd, unsigned events);
-  /// waitid(2) as a ring operation (IORING_OP_WAITID, Linux >= 6.7; see supports_waitid):
-  /// completes with 0 once a child matching `idtype`/`id` (P_PIDFD and a pidfd, P_PID, ...)
-  /// has changed state per `options` (WEXITED, ...; WNOHANG makes it return at once), with
-  /// `*info` filled in as waitid(2) fills it — the child is reaped unless WNOWAIT — or
-  /// -errno (-ECHILD: no such child of this process, -ECANCELED). `info` must stay alive
-  /// until completion. A kernel without the opcode completes it with -EINVAL.
-  void submit_waitid(operation* op, int idtype, int id, ::siginfo_t* info, int options);
-  /// True when the ring has IORING_OP_WAITID (probed at setup).
-  bool supports_waitid() const noexcept;
-  /// IORING_OP_ASYNC_CANCEL of `target`. `op` (may be null: result ignored) completes with
-  /// 0 (target cancelled: it completes with -ECANCELED), -ENOENT (target already completed
-  /// or unknown) or -EALREADY (target is running and may still complete normally).
-  void submit_cancel(const operation* target, operation* op = nullptr);
-  /// Links a timeout to the operation submitted just before (IOSQE_IO_LINK +
-  /// IORING_OP_LINK_TIMEOUT): if it has not completed by `ts`, it is cancelled (its result
-  /// is -ECANCELED). `op` (may be null) completes with -ETIME if the timeout fired, else
-  /// -ECANCELED. Must directly follow a submit_* call on this loop.
-  void link_timeout(const kernel_timespec* ts, operation* op = nullptr);
-  // ---- socket operations (src/loop/submit_net.cpp): socket, accept, connect, recv, send,
-  //      send_zc, sendmsg/recvmsg, shutdown, provided-buffer rings.
-  /// socket(2). Completes with the new fd or -errno.
-  void submit_socket(operation* op, int domain, int type, int protocol);
-  /// accept4(2) on listening socket `fd` (`addr`/`len` may be null). With `multishot` the
-  /// operation stays armed: one CQE per accepted fd while IORING_CQE_F_MORE is set; an
-  /// error ends it (the final CQE lacks F_MORE).
-  void submit_accept(operation* op, int fd, ::sockaddr* addr, ::socklen_t* len, int flags, bool multishot);
-  /// connect(2); `addr` must stay alive until completion. Completes with 0 or -errno.
-  void submit_connect(operation* op, int fd, const ::sockaddr* addr, ::socklen_t len);
-  /// recv(2) into `buf`. Completes with the byte count (0: EOF) or -errno.
-  void submit_recv(operation* op, int fd, void* buf, unsigned len, int flags);
-  /// recv(2) into a buffer the kernel picks from buf_ring group `group`: the CQE carries
-  /// IORING_CQE_F_BUFFER and the buffer id (flags >> cqe_buffer_shift). With `multishot`
-  /// one CQE per arrival while F_MORE is set; -ENOBUFS (ring empty) ends it. `poll_first`
-  /// waits for data before picking a buffer (use when re-arming after -ENOBUFS).
-  void submit_recv_provided(operation* op, int fd, std::uint16_t group, bool multishot, bool poll_first);
-  /// send(2) of `buf`. Completes with the byte count or -errno (MSG_NOSIGNAL is added).
-  void submit_send(operation* op, int fd, const void* buf, unsigned len, int flags);
-  /// Zero-copy send (IORING_OP_SEND_ZC): a first CQE with the byte count and F_MORE, then a
-  /// notification CQE (cqe_f_notif) once the kernel no longer reads `buf`.
-  void submit_send_zc(operation* op, int fd, const void* buf, unsigned len, int flags);
-  /// sendmsg(2)/recvmsg(2); `msg` and everything it points at must stay alive until completion.
-  void submit_sendmsg(operation* op, int fd, const ::msghdr* msg, int flags);
-  void submit_recvmsg(operation* op, int fd, ::msghdr* msg, int flags);
-  /// shutdown(2). Completes with 0 or -errno.
-  void submit_shutdown(operation* op, int fd, int how);
-  /// True when the kernel implements `opcode` (probed when the ring was set up).
-  bool supports_opcode(int opcode) const noexcept;
-  /// Registers a new provided-buffer ring of `count` (power of two) buffers of `size` bytes
-  /// as group `group`, with room to grow to `capacity` (power of two, <= 32768, at most 64
-  /// x count; 0: count, a fixed ring). Null with `ec` set when the kernel refuses or the
-  /// sizes are invalid.
-  std::unique_ptr<buf_ring> make_buf_ring(std::uint16_t group, unsigned count, unsigned size, std::error_code& ec,
-                                          unsigned capacity = 0);
-  /// The loop's own receive buffers (group 0; created on first use with the sizes from
-  /// loop_options). Null with `ec` set when they cannot be registered. Loop thread only.
-  buf_ring* recv_buffers(std::error_code& ec);
-  /// Registers `h`: the destructor calls h->m_on_loop_exit after every operation has
-  /// completed and before the buffer rings go. Loop thread only.
-  void add_exit_hook(loop_exit_hook* h) noexcept {
-    h->m_prev_hook = nullptr;
-    h->m_next_hook = m_exit_hooks;
-    if (m_exit_hooks != nullptr)
-      m_exit_hooks->m_prev_hook = h;
-    m_exit_hooks = h;
-  }
-  /// Unregisters `h` (it must be registered). Loop thread only.
-  void remove_exit_hook(loop_exit_hook* h) noexcept {
-    if (h->m_prev_hook != nullptr)
-      h->m_prev_hook->m_next_hook = h->m_next_hook;
-    else
-      m_exit_hooks = h->m_next_hook;
-    if (h->m_next_hook != nullptr)
-      h->m_next_hook->m_prev_hook = h->m_prev_hook;
-    h->m_prev_hook = h->m_next_hook = nullptr;
-  }
+  // ---- timers kept in the loop (no kernel object per timer)
   /// Fires the timers whose deadline has passed, without entering the ring. For a
   /// scheduler that runs many tasks between two loop iterations (thread_pool workers call
   /// it every few tasks), so a timer is not late by a whole batch of tasks. Costs a clock
@@ -222,34 +121,6 @@ class event_loop {
     if (!m_timers.empty() && m_timers.top()->m_deadline <= clock::now())
       fire_timers();
   }
-  /// Replaces the loop's receive buffers (for tests: a tiny ring runs dry), growing to
-  /// `max_count` (0: a fixed ring of `count`). Only while no receive uses them (no stream
-  /// received on this loop yet, or all closed and drained).
-  std::error_code reset_recv_buffers(unsigned count, unsigned size, unsigned max_count = 0);
-
-  // ---- file operations (src/loop/submit_fs.cpp): openat, statx, fsync, close.
-  /// openat(2) of `path` relative to `dirfd` (AT_FDCWD: the working directory). `path`
-  /// must stay alive until completion. Completes with the new descriptor or -errno.
-  void submit_openat(operation* op, int dirfd, const char* path, int flags, unsigned mode);
-  /// openat2(2) (IORING_OP_OPENAT2, Linux >= 5.6) of `path` relative to `dirfd` with `*how`
-  /// (flags, mode, RESOLVE_* restrictions). `path` and `how` must stay alive until
-  /// completion. Completes with the new descriptor or -errno (-EINVAL from a kernel without
-  /// the opcode).
-  void submit_openat2(operation* op, int dirfd, const char* path, ::open_how* how);
-  /// statx(2) of `path` relative to `dirfd` (empty path + AT_EMPTY_PATH: `dirfd` itself)
-  /// into `*out`. `path` and `out` must stay alive until completion. Completes with 0 or -errno.
-  void submit_statx(operation* op, int dirfd, const char* path, int flags, unsigned mask, struct ::statx* out);
-  /// fsync(2), or fdatasync(2) when `datasync`. Completes with 0 or -errno.
-  void submit_fsync(operation* op, int fd, bool datasync);
-
-  /// close(2) of `fd` through the ring (IORING_OP_CLOSE). Completes with 0 or -errno.
-  void submit_close(operation* op, int fd);
-  /// Registers fixed buffers for the *_fixed operations (replaces any previous set).
-  std::error_code register_buffers(std::span<const ::iovec> buffers);
-  /// Unregisters the fixed buffers.
-  void unregister_buffers() noexcept;
-
-  // ---- timers kept in the loop (no kernel object per timer)
   /// Arms `t` to fire at or after `deadline`. `t` must not be armed already.
   void add_timer(timer_node* t, clock::time_point deadline) {
     t->m_deadline = deadline;
@@ -321,10 +192,10 @@ class event_loop {
   /// Submission queue depth.
   unsigned sq_entries() const noexcept;
 
-  /// Per-loop recycling allocator for callback operations (loop thread only).
-  detail::op_pool& pool() noexcept { return m_pool; }
-
-  // ---- tier A: callbacks. Each returns a handle usable with cancel() while in flight.
+  // ---- tier A: callbacks (defined in saturn/loop/callbacks.hpp, which this header
+  //      includes at its end). Each returns a handle usable with cancel() while in flight.
+  //      Threading: loop thread only, except defer_remote (any thread). None blocks; each
+  //      callable runs later on the loop thread, never inside the call that queued it.
   /// Identifies an in-flight callback operation for cancel(). Dangling after completion.
   struct op_handle {
     const operation* op = nullptr;
@@ -361,7 +232,8 @@ class event_loop {
   template <class F> void defer_remote(F&& fn);
 
  private:
-  friend struct loop_access;
+  friend struct loop_access;  // tests' white-box peeks
+  friend struct detail::loop_internals;
   void run_ready() noexcept;
   void drain_remote() noexcept;
   void fire_timers() noexcept;
@@ -407,6 +279,25 @@ class event_loop {
   detail::atomic<std::uint32_t> m_remote_posters{0};
 };
 
+namespace detail {
+/// The one door to the loop's private state for its implementer part: the inline
+/// functions of saturn/ext/ (exit hooks, the operation pool), the callback tier and the
+/// out-of-line ring operations in src/loop. Not for use elsewhere. Threading: the loop's
+/// thread, like everything it reaches.
+struct loop_internals {
+  static ring::uring& ring(const event_loop& l) noexcept { return *l.m_ring; }
+  static std::size_t& in_flight(event_loop& l) noexcept { return l.m_in_flight; }
+  static loop_stats& stats(event_loop& l) noexcept { return l.m_stats; }
+  static op_pool& pool(event_loop& l) noexcept { return l.m_pool; }
+  static loop_exit_hook*& exit_hooks(event_loop& l) noexcept { return l.m_exit_hooks; }
+  /// The receive buffer ring and the sizes it is (re)made with.
+  static std::unique_ptr<buf_ring>& recv_ring(event_loop& l) noexcept { return l.m_recv_buffers; }
+  static unsigned& recv_buffer_count(event_loop& l) noexcept { return l.m_recv_buffer_count; }
+  static unsigned& recv_buffer_size(event_loop& l) noexcept { return l.m_recv_buffer_size; }
+  static unsigned& recv_buffer_max(event_loop& l) noexcept { return l.m_recv_buffer_max; }
+};
+}  // namespace detail
+
 }  // namespace saturn
 
-#include <saturn/loop/detail/callbacks.hpp>
+#include <saturn/loop/callbacks.hpp>

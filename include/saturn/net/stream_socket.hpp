@@ -18,6 +18,7 @@
 /// Errors come back as values naming the operation ("recv: Connection reset by peer").
 #pragma once
 
+#include <saturn/ext/buf_ring.hpp>
 #include <saturn/net/address.hpp>
 #include <saturn/net/detail/multishot.hpp>
 #include <saturn/net/detail/ops.hpp>

@@ -11,6 +11,7 @@
 /// Threading: await only from a saturn task running on a thread with an event loop.
 #pragma once
 
+#include <saturn/ext/submit.hpp>
 #include <saturn/result.hpp>
 #include <saturn/task/detail/cancellable.hpp>
 #include <saturn/task/detail/promise_base.hpp>
@@ -66,12 +67,12 @@ struct io_awaiter : operation, cancellable<io_awaiter<Derived, T>> {
   /// cancellable's hook (its Derived is this class, not the awaiter): forwards to the
   /// awaiter's cancel_io, which an awaiter shadows to note the stop before cancelling.
   void cancel_now() noexcept { static_cast<Derived*>(this)->cancel_io(); }
-  void cancel_io() noexcept { this->m_loop->submit_cancel(this); }
+  void cancel_io() noexcept { ext::submit_cancel(*this->m_loop, this); }
 };
 
 struct nop_awaiter : io_awaiter<nop_awaiter, void> {
   nop_awaiter() : io_awaiter("nop") {}
-  void submit(event_loop& l) { l.submit_nop(this); }
+  void submit(event_loop& l) { ext::submit_nop(l, this); }
   result<void> value(int) const noexcept { return {}; }
 };
 
@@ -87,10 +88,10 @@ struct rw_awaiter : io_awaiter<rw_awaiter, std::size_t> {
       : io_awaiter(name), m_fd(fd), m_buf(buf), m_len(len), m_offset(off), m_buf_index(idx), m_kind(k) {}
   void submit(event_loop& l) {
     switch (m_kind) {
-      case k_read: l.submit_read(this, m_fd, m_buf, m_len, m_offset); break;
-      case k_write: l.submit_write(this, m_fd, m_buf, m_len, m_offset); break;
-      case k_read_fixed: l.submit_read_fixed(this, m_fd, m_buf, m_len, m_offset, m_buf_index); break;
-      case k_write_fixed: l.submit_write_fixed(this, m_fd, m_buf, m_len, m_offset, m_buf_index); break;
+      case k_read: ext::submit_read(l, this, m_fd, m_buf, m_len, m_offset); break;
+      case k_write: ext::submit_write(l, this, m_fd, m_buf, m_len, m_offset); break;
+      case k_read_fixed: ext::submit_read_fixed(l, this, m_fd, m_buf, m_len, m_offset, m_buf_index); break;
+      case k_write_fixed: ext::submit_write_fixed(l, this, m_fd, m_buf, m_len, m_offset, m_buf_index); break;
     }
   }
   result<std::size_t> value(int res) const noexcept { return static_cast<std::size_t>(res); }
@@ -106,9 +107,9 @@ struct rwv_awaiter : io_awaiter<rwv_awaiter, std::size_t> {
       : io_awaiter(name), m_fd(fd), m_iov(iov), m_count(n), m_offset(off), m_write(write) {}
   void submit(event_loop& l) {
     if (m_write)
-      l.submit_writev(this, m_fd, m_iov, m_count, m_offset);
+      ext::submit_writev(l, this, m_fd, m_iov, m_count, m_offset);
     else
-      l.submit_readv(this, m_fd, m_iov, m_count, m_offset);
+      ext::submit_readv(l, this, m_fd, m_iov, m_count, m_offset);
   }
   result<std::size_t> value(int res) const noexcept { return static_cast<std::size_t>(res); }
 };
@@ -116,7 +117,7 @@ struct rwv_awaiter : io_awaiter<rwv_awaiter, std::size_t> {
 struct timeout_awaiter : io_awaiter<timeout_awaiter, void> {
   kernel_timespec m_ts;
   explicit timeout_awaiter(std::chrono::nanoseconds d) : io_awaiter("timeout"), m_ts(kernel_timespec::from(d)) {}
-  void submit(event_loop& l) { l.submit_timeout(this, &m_ts); }
+  void submit(event_loop& l) { ext::submit_timeout(l, this, &m_ts); }
   result<void> value(int) const noexcept { return {}; }
   result<void> await_resume() noexcept {
     if (m_res == -ETIME)
@@ -128,7 +129,7 @@ struct timeout_awaiter : io_awaiter<timeout_awaiter, void> {
 struct cancel_awaiter : io_awaiter<cancel_awaiter, int> {
   const operation* m_target;
   explicit cancel_awaiter(const operation* target) : io_awaiter("cancel"), m_target(target) {}
-  void submit(event_loop& l) { l.submit_cancel(m_target, this); }
+  void submit(event_loop& l) { ext::submit_cancel(l, m_target, this); }
   result<int> value(int res) const noexcept { return res; }
 };
 
@@ -136,14 +137,14 @@ struct poll_awaiter : io_awaiter<poll_awaiter, unsigned> {
   int m_fd;
   unsigned m_events;
   poll_awaiter(int fd, unsigned events) : io_awaiter("poll"), m_fd(fd), m_events(events) {}
-  void submit(event_loop& l) { l.submit_poll(this, m_fd, m_events); }
+  void submit(event_loop& l) { ext::submit_poll(l, this, m_fd, m_events); }
   result<unsigned> value(int res) const noexcept { return static_cast<unsigned>(res); }
 };
 
 struct close_awaiter : io_awaiter<close_awaiter, void> {
   int m_fd;
   explicit close_awaiter(int fd) : io_awaiter("close"), m_fd(fd) {}
-  void submit(event_loop& l) { l.submit_close(this, m_fd); }
+  void submit(event_loop& l) { ext::submit_close(l, this, m_fd); }
   result<void> value(int) const noexcept { return {}; }
 };
 

@@ -24,7 +24,7 @@
 #pragma once
 
 #include <saturn/detail/atomic.hpp>
-#include <saturn/loop/operation.hpp>
+#include <saturn/loop/runnable.hpp>
 
 #include <concepts>
 #include <cstddef>

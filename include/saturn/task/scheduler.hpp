@@ -4,7 +4,7 @@
 /// functions, plus event_loop::current() for I/O.
 #pragma once
 
-#include <saturn/loop/operation.hpp>
+#include <saturn/loop/runnable.hpp>
 
 #include <stop_token>
 

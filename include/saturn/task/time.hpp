@@ -6,6 +6,7 @@
 
 #include <saturn/detail/atomic.hpp>
 #include <saturn/result.hpp>
+#include <saturn/task/await_under.hpp>
 #include <saturn/task/detail/cancellable.hpp>
 #include <saturn/task/task.hpp>
 #include <saturn/task/this_task.hpp>
@@ -57,20 +58,6 @@ struct sleep_awaiter : timer_node, cancellable<sleep_awaiter> {
       m_promise->wake();
     }
   }
-};
-
-/// Awaits a task under another context (used by with_timeout, when_any, task groups).
-template <class T>
-struct in_context_awaiter {
-  std::coroutine_handle<task_promise<T>> m_h;
-  task_context* m_ctx;
-  bool await_ready() const noexcept { return false; }
-  std::coroutine_handle<> await_suspend(std::coroutine_handle<> caller) noexcept {
-    m_h.promise().m_continuation = caller;
-    m_h.promise().m_ctx = m_ctx;
-    return m_h;
-  }
-  T await_resume() { return m_h.promise().take(); }
 };
 
 /// with_timeout's error when the task did not finish before a stop: timed_out when the

@@ -35,7 +35,7 @@
 #include "paths.hpp"
 
 #include <saturn/fs/walk.hpp>
-#include <saturn/loop/operation.hpp>
+#include <saturn/loop/runnable.hpp>
 #include <saturn/task/scheduler.hpp>
 
 #include <saturn/detail/atomic.hpp>

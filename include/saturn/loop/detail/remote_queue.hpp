@@ -10,7 +10,7 @@
 #pragma once
 
 #include <saturn/detail/atomic.hpp>
-#include <saturn/loop/operation.hpp>
+#include <saturn/loop/runnable.hpp>
 
 #include <atomic>
 

@@ -7,7 +7,7 @@
 /// 4-ary rather than binary: half the depth, and the four children share a cache line.
 #pragma once
 
-#include <saturn/loop/operation.hpp>
+#include <saturn/loop/runnable.hpp>
 
 #include <cstddef>
 #include <vector>

@@ -27,6 +27,9 @@
 #pragma once
 
 #include <saturn/detail/atomic.hpp>
+#include <saturn/ext/buf_ring.hpp>
+#include <saturn/ext/exit_hook.hpp>
+#include <saturn/ext/operation.hpp>
 #include <saturn/loop/event_loop.hpp>
 #include <saturn/task/detail/cancellable.hpp>
 #include <saturn/task/detail/promise_base.hpp>

@@ -4,6 +4,9 @@
 /// task resumes only on the final CQE. Every error names its operation.
 #pragma once
 
+#include <saturn/ext/operation.hpp>
+#include <saturn/ext/submit.hpp>
+#include <saturn/ext/submit_net.hpp>
 #include <saturn/net/address.hpp>
 #include <saturn/task/io.hpp>
 #include <saturn/task/task.hpp>
@@ -22,7 +25,7 @@ using saturn::detail::io_awaiter;
 struct accept_awaiter : io_awaiter<accept_awaiter, int> {
   int m_fd;
   explicit accept_awaiter(int fd) noexcept : io_awaiter("accept"), m_fd(fd) {}
-  void submit(event_loop& l) { l.submit_accept(this, m_fd, nullptr, nullptr, SOCK_CLOEXEC, false); }
+  void submit(event_loop& l) { ext::submit_accept(l, this, m_fd, nullptr, nullptr, SOCK_CLOEXEC, false); }
   result<int> value(int res) const noexcept { return res; }
 };
 
@@ -39,9 +42,9 @@ struct connect_awaiter : io_awaiter<connect_awaiter, void> {
       m_ts = kernel_timespec::from(timeout);
   }
   void submit(event_loop& l) {
-    l.submit_connect(this, m_fd, m_addr.data(), m_addr.size());
+    ext::submit_connect(l, this, m_fd, m_addr.data(), m_addr.size());
     if (m_timed)
-      l.link_timeout(&m_ts);
+      ext::link_timeout(l, &m_ts);
   }
   void cancel_io() noexcept {
     m_stopped = true;
@@ -82,7 +85,7 @@ struct recv_awaiter : io_awaiter<recv_awaiter, std::size_t> {
   recv_awaiter(int fd, void* buf, unsigned len, int flags, std::chrono::milliseconds timeout = {}) noexcept
       : io_awaiter("recv"), m_fd(fd), m_buf(buf), m_len(len), m_flags(flags), m_timeout(timeout) {}
   void submit(event_loop& l) {
-    l.submit_recv(this, m_fd, m_buf, m_len, m_flags);
+    ext::submit_recv(l, this, m_fd, m_buf, m_len, m_flags);
     if (m_timeout.count() > 0) [[unlikely]]
       arm_timer(l);
   }
@@ -98,7 +101,7 @@ struct recv_awaiter : io_awaiter<recv_awaiter, std::size_t> {
     if (mode != run_mode::run)
       return;  // the loop is going away; its drain cancels the recv
     rt->self->m_timed_out = true;
-    rt->loop->submit_cancel(rt->self);
+    ext::submit_cancel(*rt->loop, rt->self);
   }
   // lifetime: the timer lives in this awaiter; it is disarmed here, on the loop thread,
   // before the task can resume and the awaiter go.
@@ -126,7 +129,7 @@ struct send_awaiter : io_awaiter<send_awaiter, std::size_t> {
   int m_flags;
   send_awaiter(int fd, const void* buf, unsigned len, int flags) noexcept
       : io_awaiter("send"), m_fd(fd), m_buf(buf), m_len(len), m_flags(flags) {}
-  void submit(event_loop& l) { l.submit_send(this, m_fd, m_buf, m_len, m_flags); }
+  void submit(event_loop& l) { ext::submit_send(l, this, m_fd, m_buf, m_len, m_flags); }
   result<std::size_t> value(int res) const noexcept { return static_cast<std::size_t>(res); }
 };
 
@@ -145,7 +148,7 @@ struct send_all_awaiter : io_awaiter<send_all_awaiter, std::size_t> {
     m_complete = &on_step;
   }
   bool await_ready() const noexcept { return m_len == 0; }
-  void submit(event_loop& l) { l.submit_send(this, m_fd, m_buf + m_done, chunk(), 0); }
+  void submit(event_loop& l) { ext::submit_send(l, this, m_fd, m_buf + m_done, chunk(), 0); }
   unsigned chunk() const noexcept {
     const std::size_t left = m_len - m_done;
     return left > (1u << 30) ? (1u << 30) : static_cast<unsigned>(left);
@@ -199,7 +202,7 @@ struct sendmsg_awaiter : io_awaiter<sendmsg_awaiter, std::size_t> {
       m_msg.msg_name = m_to.data();
       m_msg.msg_namelen = m_to.size();
     }
-    l.submit_sendmsg(this, m_fd, &m_msg, 0);
+    ext::submit_sendmsg(l, this, m_fd, &m_msg, 0);
   }
   result<std::size_t> value(int res) const noexcept { return static_cast<std::size_t>(res); }
 };
@@ -223,7 +226,7 @@ struct recvmsg_awaiter : io_awaiter<recvmsg_awaiter, datagram> {
     m_msg.msg_iovlen = 1;
     m_msg.msg_name = m_from.data();
     m_msg.msg_namelen = sizeof(::sockaddr_storage);
-    l.submit_recvmsg(this, m_fd, &m_msg, 0);
+    ext::submit_recvmsg(l, this, m_fd, &m_msg, 0);
   }
   result<datagram> value(int res) const noexcept {
     datagram d;
@@ -241,7 +244,7 @@ struct shutdown_awaiter : io_awaiter<shutdown_awaiter, void> {
   int m_fd;
   int m_how;
   shutdown_awaiter(int fd, int how) noexcept : io_awaiter("shutdown"), m_fd(fd), m_how(how) {}
-  void submit(event_loop& l) { l.submit_shutdown(this, m_fd, m_how); }
+  void submit(event_loop& l) { ext::submit_shutdown(l, this, m_fd, m_how); }
   result<void> value(int) const noexcept { return {}; }
 };
 
@@ -256,7 +259,7 @@ struct send_zc_awaiter : io_awaiter<send_zc_awaiter, std::size_t> {
       : io_awaiter("send_zc"), m_fd(fd), m_buf(buf), m_len(len) {
     m_complete = &on_zc;
   }
-  void submit(event_loop& l) { l.submit_send_zc(this, m_fd, m_buf, m_len, 0); }
+  void submit(event_loop& l) { ext::submit_send_zc(l, this, m_fd, m_buf, m_len, 0); }
   static void on_zc(operation* op, int res, unsigned flags) noexcept {
     auto* self = static_cast<send_zc_awaiter*>(op);
     if ((flags & cqe_f_notif) == 0) {

@@ -27,7 +27,7 @@
 /// destroyed while tasks wait on it (a bug) detaches them.
 #pragma once
 
-#include <saturn/loop/operation.hpp>
+#include <saturn/loop/runnable.hpp>
 #include <saturn/sync/detail/spin_lock.hpp>
 #include <saturn/task/detail/promise_base.hpp>
 #include <saturn/task/frame_allocator.hpp>

@@ -4,7 +4,7 @@
 #pragma once
 
 #include <saturn/detail/atomic.hpp>
-#include <saturn/loop/operation.hpp>
+#include <saturn/loop/runnable.hpp>
 #include <saturn/task/frame_allocator.hpp>
 #include <saturn/task/scheduler.hpp>
 

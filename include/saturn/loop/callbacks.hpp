@@ -1,13 +1,25 @@
 /// \file
-/// Tier A: the callback face of event_loop. Each call stores the callable in a
-/// pool-allocated operation (no malloc in steady state) whose address is the SQE's
-/// user_data; the completion calls it on the loop thread and returns the slot to the pool.
+/// Tier A: the callback face of event_loop — nop, read, write (plain and fixed), timeout,
+/// read_with_timeout, cancel, after / cancel_after, defer, defer_remote. Each call stores
+/// the callable in a pool-allocated operation (no malloc in steady state) whose address is
+/// the SQE's user_data; the completion calls it on the loop thread and returns the slot to
+/// the pool. Built on the implementer part (saturn/ext/submit.hpp) like any other tier.
 ///
-/// event_loop.hpp includes this file at its end; included first, it pulls event_loop.hpp
-/// in (whose own include of this file is then skipped) so it stands alone.
+/// Threading: every call on the loop's own thread, except defer_remote (any thread). None
+/// blocks; a callable never runs inside the call that queued it, always later on the loop
+/// thread. Cancellation: cancel(handle, fn) for ring operations, cancel_after for timers;
+/// a loop's shutdown completes what is in flight with -ECANCELED and frees queued
+/// callables without calling them.
+///
+/// The member templates are declared in event_loop (so `loop.read(fd, ..., fn)` reads as
+/// it always did) and defined here. event_loop.hpp includes this file at its end, so a
+/// declared member is never left undefined; included first, this file pulls
+/// event_loop.hpp in (whose own include of this file is then skipped) so it stands alone.
 #pragma once
 
 #include <saturn/loop/event_loop.hpp>
+#include <saturn/ext/operation.hpp>
+#include <saturn/ext/submit.hpp>
 
 #include <cerrno>
 #include <concepts>
@@ -61,12 +73,12 @@ struct callback_op final : operation {
     detail::invoke_completion(op->m_fn, res, flags);
     event_loop* loop = op->m_loop;
     op->~callback_op();
-    loop->pool().deallocate(op, sizeof(callback_op), alignof(callback_op));
+    detail::loop_internals::pool(*loop).deallocate(op, sizeof(callback_op), alignof(callback_op));
   }
 
   template <class G>
   static callback_op* make(event_loop* loop, G&& fn) {
-    void* mem = loop->pool().allocate(sizeof(callback_op), alignof(callback_op));
+    void* mem = detail::loop_internals::pool(*loop).allocate(sizeof(callback_op), alignof(callback_op));
     return ::new (mem) callback_op(loop, std::forward<G>(fn));
   }
 };
@@ -90,7 +102,7 @@ struct callback_runnable final : runnable {
     } else {
       event_loop* loop = r->m_loop;
       r->~callback_runnable();
-      loop->pool().deallocate(r, sizeof(callback_runnable), alignof(callback_runnable));
+      detail::loop_internals::pool(*loop).deallocate(r, sizeof(callback_runnable), alignof(callback_runnable));
     }
   }
 };
@@ -111,7 +123,7 @@ struct callback_timer final : callback_timer_base {
       t->m_call();
     event_loop* loop = t->m_loop;
     t->~callback_timer();
-    loop->pool().deallocate(t, sizeof(callback_timer), alignof(callback_timer));
+    detail::loop_internals::pool(*loop).deallocate(t, sizeof(callback_timer), alignof(callback_timer));
   }
 };
 
@@ -121,7 +133,7 @@ template <class F>
 event_loop::op_handle event_loop::nop(F&& fn) {
   static_assert(detail::completion_callable<std::decay_t<F>>, "nop(fn): fn must be callable as fn(int res) or fn(int res, unsigned flags)");
   auto* op = detail::callback_op<std::decay_t<F>>::make(this, std::forward<F>(fn));
-  submit_nop(op);
+  ext::submit_nop(*this, op);
   return {op};
 }
 
@@ -129,7 +141,7 @@ template <class F>
 event_loop::op_handle event_loop::read(int fd, void* buf, unsigned len, std::uint64_t offset, F&& fn) {
   static_assert(detail::completion_callable<std::decay_t<F>>, "read(..., fn): fn must be callable as fn(int res) or fn(int res, unsigned flags)");
   auto* op = detail::callback_op<std::decay_t<F>>::make(this, std::forward<F>(fn));
-  submit_read(op, fd, buf, len, offset);
+  ext::submit_read(*this, op, fd, buf, len, offset);
   return {op};
 }
 
@@ -137,7 +149,7 @@ template <class F>
 event_loop::op_handle event_loop::write(int fd, const void* buf, unsigned len, std::uint64_t offset, F&& fn) {
   static_assert(detail::completion_callable<std::decay_t<F>>, "write(..., fn): fn must be callable as fn(int res) or fn(int res, unsigned flags)");
   auto* op = detail::callback_op<std::decay_t<F>>::make(this, std::forward<F>(fn));
-  submit_write(op, fd, buf, len, offset);
+  ext::submit_write(*this, op, fd, buf, len, offset);
   return {op};
 }
 
@@ -146,7 +158,7 @@ event_loop::op_handle event_loop::read_fixed(int fd, void* buf, unsigned len, st
                                              unsigned buf_index, F&& fn) {
   static_assert(detail::completion_callable<std::decay_t<F>>, "read_fixed(..., fn): fn must be callable as fn(int res)");
   auto* op = detail::callback_op<std::decay_t<F>>::make(this, std::forward<F>(fn));
-  submit_read_fixed(op, fd, buf, len, offset, buf_index);
+  ext::submit_read_fixed(*this, op, fd, buf, len, offset, buf_index);
   return {op};
 }
 
@@ -155,7 +167,7 @@ event_loop::op_handle event_loop::write_fixed(int fd, const void* buf, unsigned 
                                               unsigned buf_index, F&& fn) {
   static_assert(detail::completion_callable<std::decay_t<F>>, "write_fixed(..., fn): fn must be callable as fn(int res)");
   auto* op = detail::callback_op<std::decay_t<F>>::make(this, std::forward<F>(fn));
-  submit_write_fixed(op, fd, buf, len, offset, buf_index);
+  ext::submit_write_fixed(*this, op, fd, buf, len, offset, buf_index);
   return {op};
 }
 
@@ -165,7 +177,7 @@ event_loop::op_handle event_loop::timeout(std::chrono::nanoseconds d, F&& fn) {
   using op_t = detail::callback_op<std::decay_t<F>, true>;
   auto* op = op_t::make(this, std::forward<F>(fn));
   op->m_ts = kernel_timespec::from(d);
-  submit_timeout(op, &op->m_ts);
+  ext::submit_timeout(*this, op, &op->m_ts);
   return {op};
 }
 
@@ -175,8 +187,8 @@ event_loop::op_handle event_loop::read_with_timeout(int fd, void* buf, unsigned 
   static_assert(detail::completion_callable<std::decay_t<F>>, "read_with_timeout(..., fn): fn must be callable as fn(int res)");
   auto* op = detail::callback_op<std::decay_t<F>, false, true>::make(this, std::forward<F>(fn));
   op->m_ts = kernel_timespec::from(d);
-  submit_read(op, fd, buf, len, offset);
-  link_timeout(&op->m_ts);
+  ext::submit_read(*this, op, fd, buf, len, offset);
+  ext::link_timeout(*this, &op->m_ts);
   return {op};
 }
 
@@ -184,7 +196,7 @@ template <class F>
 void event_loop::cancel(op_handle h, F&& fn) {
   static_assert(detail::completion_callable<std::decay_t<F>>, "cancel(h, fn): fn must be callable as fn(int res)");
   auto* op = detail::callback_op<std::decay_t<F>>::make(this, std::forward<F>(fn));
-  submit_cancel(h.op, op);
+  ext::submit_cancel(*this, h.op, op);
 }
 
 template <class F>
