@@ -171,6 +171,24 @@ def check_process(rec: dict, ctx: dict) -> str | None:
     return _equal(rec, children, "children")
 
 
+def check_observe(rec: dict, ctx: dict) -> str | None:
+    """dump_1m: the dump found every task (checksum = tasks); stall_50ms: one report per
+    sample (checksum = samples reported late by report_late_ms); stall_polite: 0 reports."""
+    sc = rec.get("scenario")
+    if sc == "dump_1m":
+        tasks = _int(rec, "tasks")
+        if not tasks:
+            return "no tasks field"
+        return _equal(rec, tasks, "tasks")
+    if sc == "stall_50ms":
+        if not _int(rec, "checksum") or not isinstance(rec.get("report_late_ms"), (int, float)):
+            return "no report_late_ms or no sample"
+        return None
+    if sc == "stall_polite":
+        return None if rec.get("reports") == 0 and rec.get("checksum") == 0 else f"reports = {rec.get('reports')}"
+    return f"unknown scenario {sc!r}"
+
+
 def check_http_client(rec: dict, ctx: dict) -> str | None:
     """Every answer checked by the client (status 200, exact body): 0 errors, some requests,
     and a CPU figure (the runner adds nginx's own count, httpclient.cross_check)."""
@@ -244,7 +262,7 @@ CHECKS = {
     "loop": check_loop, "spawn": check_spawn, "sched": check_sched, "ring": check_ring,
     "echo": check_echo, "http": check_http, "walk": check_walk, "tls": check_tls,
     "arena": check_arena, "process": check_process, "http-client": check_http_client,
-    "forkjoin": check_forkjoin,
+    "forkjoin": check_forkjoin, "observe": check_observe,
     "rpc": check_rpc, "pg": check_pg,
 }
 

@@ -170,6 +170,17 @@ def process_steps(run: SuiteRun, rt: Runtime) -> list:
     return [_program_step(run, rt, "all", argv, scenarios, 5.5 * len(scenarios), run.threads)]
 
 
+OBSERVE_SCENARIOS = ("dump_1m", "stall_50ms", "stall_polite")
+
+
+def observe_steps(run: SuiteRun, rt: Runtime) -> list:
+    """saturn only (what observing a pool costs: issue #31's targets); one process. The
+    dump sample spawns and dumps 1,000,000 tasks (~1.5 s on the 2-CPU dev VM), the stall
+    samples are 50 ms and 300 ms."""
+    argv = [str(rt.path)] + _common_flags(run)
+    return [_program_step(run, rt, "all", argv, OBSERVE_SCENARIOS, 2.5, 2)]
+
+
 RING_LADDER = ((1000, 10), (10000, 10), (100000, 10), (1000000, 1))
 RING_SAMPLE_S = {1000: 0.05, 10000: 0.1, 100000: 0.7, 1000000: 3.5}
 
@@ -428,6 +439,20 @@ def _make_suites() -> dict:
                    "(posix_spawn + pidfd_open instead of clone3); their ratios are against "
                    "Tokio's spawn_wait. "
                    "`CPU µs/child` is the benchmark process's own CPU, children excluded."),
+        Suite("observe", "observe — task dump and stall detector (saturn only)", "saturn-bench-observe",
+              (),
+              quick=Params(rounds=1, samples=3, warmup=1), full=Params(rounds=3, samples=5, warmup=1),
+              scenarios=OBSERVE_SCENARIOS, make_steps=observe_steps,
+              figures={"dump_1m": ("wall_s", "longest_pause_ms"), "stall_50ms": ("report_late_ms", "max_late_ms"),
+                       "stall_polite": ("reports",)},
+              gate={"dump_1m": ("wall_s", "longest_pause_ms"), "stall_50ms": ("report_late_ms",)},
+              note="No peer: issue #31's targets for saturn's own observability. dump_1m: "
+                   "1,000,000 tasks suspended on one event (2 workers), then one "
+                   "dump_tasks() that must find every one of them (target: ≤ 1 s, no pause of "
+                   "the workers over 10 ms). stall_50ms: a 50 ms busy loop under a stall "
+                   "detector with a 10 ms threshold; `report late ms` is when the one report "
+                   "came, after the threshold (target: ≤ 20 ms). stall_polite: a task that "
+                   "yields every 1 ms for 300 ms; any report fails the run."),
         Suite("sched", "sched — thread-pool scenario matrix", "saturn-bench-sched",
               (("tokio", "sched-tokio"), ("go", "sched-go"), ("tbb", "sched-tbb")),
               quick=Params(rounds=3, samples=1, warmup=1), full=Params(rounds=10, samples=3, warmup=1),
