@@ -10,4 +10,11 @@ set_source_files_properties(${arena_proto_sources} PROPERTIES COMPILE_OPTIONS -w
 target_include_directories(${app} SYSTEM PRIVATE ${arena_proto_out})
 # main.cpp includes the generated header: make it before main.cpp compiles.
 set_source_files_properties(${dir}/main.cpp PROPERTIES OBJECT_DEPENDS ${arena_proto_out}/${app}/benchmark.pb.h)
-target_link_libraries(${app} PRIVATE protobuf::libprotobuf)
+find_library(SATURN_ARCHIVE_protobuf NAMES libprotobuf.a)
+if(SATURN_STATIC_PROGRAMS AND SATURN_ARCHIVE_protobuf)
+  # libprotobuf.a uses zlib (its gzip streams): libz.a after it.
+  target_include_directories(${app} SYSTEM PRIVATE $<TARGET_PROPERTY:protobuf::libprotobuf,INTERFACE_INCLUDE_DIRECTORIES>)
+  target_link_libraries(${app} PRIVATE ${SATURN_ARCHIVE_protobuf} ${SATURN_ARCHIVE_z} Threads::Threads)
+else()
+  target_link_libraries(${app} PRIVATE protobuf::libprotobuf)
+endif()
