@@ -262,14 +262,22 @@ result<tcp_listener> tcp_listener::bind(const address& addr, const listen_option
   auto fd = listen_socket(addr, opts);
   if (!fd)
     return fd.err();
-  return tcp_listener(*fd, opts, "accept");
+  tcp_listener l(*fd, opts, "accept");
+  // Linux gives every socket accept() returns the listening socket's TCP_NODELAY (the
+  // child is a clone of the listener), so one setsockopt here spares one syscall per
+  // connection; accept() sets it itself only when this one failed.
+  if (opts.nodelay) {
+    int one = 1;
+    l.m_nodelay_per_accept = ::setsockopt(*fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one) != 0;
+  }
+  return l;
 }
 
 task<result<tcp_stream>> tcp_listener::accept() {
   auto r = co_await accept_fd();
   if (!r)
     co_return r.err();
-  if (m_opts.nodelay)
+  if (m_nodelay_per_accept)
     set_nodelay_fd(*r);
   co_return tcp_stream(*r);
 }

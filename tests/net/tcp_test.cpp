@@ -12,6 +12,7 @@
 
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -75,6 +76,33 @@ TEST(Tcp, EchoRoundTrips) {
     co_await b;
     co_await c;
     co_await server;
+  }());
+}
+
+// TCP_NODELAY is set once on the listener and inherited by every accepted socket (no
+// setsockopt per connection); with `nodelay = false` accepted sockets keep Nagle.
+TEST(Tcp, AcceptedSocketsHaveNodelayAsTheOptionsAsk) {
+  runtime rt;
+  rt.block_on([]() -> task<> {
+    for (bool want : {true, false}) {
+      net::listen_options o;
+      o.nodelay = want;
+      auto l = net::tcp_listener::bind(net::address::loopback_v4(0), o);
+      CO_ASSERT_OK(l);
+      int peer = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+      sockaddr_in sa{};
+      sa.sin_family = AF_INET;
+      sa.sin_port = htons(l->local_address()->port());
+      sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+      CO_ASSERT_TRUE(::connect(peer, reinterpret_cast<sockaddr*>(&sa), sizeof sa) == 0);
+      auto c = co_await l->accept();
+      CO_ASSERT_OK(c);
+      int v = -1;
+      socklen_t len = sizeof v;
+      CO_ASSERT_TRUE(::getsockopt(c->fd(), IPPROTO_TCP, TCP_NODELAY, &v, &len) == 0);
+      EXPECT_EQ(v != 0, want);
+      ::close(peer);
+    }
   }());
 }
 

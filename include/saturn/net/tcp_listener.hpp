@@ -25,7 +25,7 @@ struct listen_options {
   int backlog = 4096;              ///< listen(2) backlog (the kernel caps it at somaxconn)
   bool reuse_addr = true;          ///< SO_REUSEADDR
   bool reuse_port = false;         ///< SO_REUSEPORT: several listeners share the port, the kernel spreads connections
-  bool nodelay = true;             ///< TCP_NODELAY on every accepted TCP socket
+  bool nodelay = true;             ///< TCP_NODELAY on every accepted TCP socket (set once on the listener, which accepted sockets inherit)
   bool multishot = true;           ///< keep one multishot accept armed (else one accept SQE per call)
   bool retry_fd_exhaustion = true; ///< back off and retry on EMFILE/ENFILE/ENOBUFS/ENOMEM instead of returning them
   /// Multishot only: connections the kernel has accepted that wait for accept() to take
@@ -96,6 +96,7 @@ class tcp_listener : public detail::listener_base {
 
  private:
   using listener_base::listener_base;
+  bool m_nodelay_per_accept = false;  // TCP_NODELAY could not be set on the listener itself
 };
 
 }  // namespace saturn::net
