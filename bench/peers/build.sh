@@ -6,6 +6,7 @@
 #   OUTDIR/bin/echo-load           the echo suite's load generator (the runner's own)
 #   OUTDIR/bin/tls-load            TLS handshakes/s and bulk MB/s against TLS echo servers
 #   OUTDIR/bin/ws-load             the arena suite's WebSocket echo load (echo-ws)
+#   OUTDIR/bin/rpc-load            the rpc suite's even-schedule gRPC load (unary_half_load)
 #   OUTDIR/share/peers/wrk/*.lua   the http suite's wrk scripts (the runner's own)
 #   OUTDIR/build.log               what every language's build printed
 #
@@ -102,6 +103,8 @@ tools() {
     { want echo || want tls; } && tool tls-load tls_load.cpp "g++ and libssl-dev" "${cxx[@]}" -lssl -lcrypto
     # ws-load: the arena suite's WebSocket echo load (epoll, plain C: no runtime's own code).
     want arena && tool ws-load ws_load.c gcc gcc -std=c11 -O2 -DNDEBUG -pthread -Wall -Wextra
+    # rpc-load: the rpc suite's even-schedule unary gRPC load (latency at half load).
+    want rpc && tool rpc-load rpc_load.c "gcc and libnghttp2-dev" gcc -std=c11 -O2 -DNDEBUG -Wall -Wextra -lnghttp2
     if want http || want arena; then
         local f
         for f in "$here"/wrk/*.lua; do

@@ -23,8 +23,8 @@ short reason. The rules follow docs/workloads.md and what the peer programs prin
   pg     checksum == the server's own sum for the scenario (pgsuite.expected, computed by
          Postgres before the run), the workload's query and row counts, a positive CPU
          figure
-  rpc    unary / unary_half_load: h2load saw only good answers (the runner, rpc.py, fails a
-         run otherwise) and some; cold_start: a positive time; inproc_*: checksum ==
+  rpc    unary / unary_half_load: h2load / rpc-load saw only good answers (the runner,
+         rpc.py, fails a run otherwise) and some; cold_start: a positive time; inproc_*: checksum ==
          expected_checksum (the sum of every call's a + b) over a positive call count
 """
 

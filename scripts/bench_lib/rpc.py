@@ -22,10 +22,22 @@ stopped by PID), sharing the machine's 2 CPUs with the load generator. Steps:
        no body, so this is the under-load check; grpc-status is in the trailers, which h2load does not read —
        step 1 and 4 count it). calls_per_cpu_s = answers / server CPU seconds (the
        server's process tree, /proc/<pid>/stat utime + stime, netrun.measured_load).
-    3. unary_half_load: the same at half of the measured unary rps: `--rps R/16` per
-       connection (h2load's open-loop pacing: each connection starts a request every
-       16/R s while fewer than 100 are in flight), latencies from h2load's --log-file
-       (one line per request: start, status, µs), p50 / p99 over the run.
+    3. unary_half_load: latency at half load on an even schedule. h2load --rps cannot
+       give one: its pacing timer fires at most every 10 ms, so it sends each
+       connection's calls in bursts (at 60 k/s, ~600 calls at once over 16
+       connections) and times how fast a server drains a burst (p50 2-4 ms for saturn,
+       grpc-go and libgrpc++ alike). rpc-load (bench/peers/load/rpc_load.c: epoll and
+       nghttp2, 16 connections, ≤ 100 open calls each) makes call i due at
+       start + i / R and times it from when it was due to its answer, queueing
+       included. An even schedule costs more per call than a pipelined one (one TCP
+       segment per call each way; on these 2 shared CPUs the client alone takes most
+       of a CPU at 20 k/s), so half of h2load's rate can be more than a server sustains
+       at all. So R is half of this server's capacity on that schedule: rpc-load at a
+       fifth of the unary rps (halved while not sustained), then √2 times more a step
+       (0.3 s warm-up, 1 s measured), until a rate is not sustained (a bad or missing answer, < 97 % of the
+       rate answered, or p99 > 10 ms); capacity = the last sustained rate. Then
+       SAMPLES runs at capacity / 2 (1 s warm-up, DURATION measured), the median by
+       p99. Every answer must be :status 200, SumReply{3} and grpc-status 0.
     4. the check of step 1 again (the server answers right after the load).
   cold_start: grpc_client.py cold: 10 (smoke: 3) times fork/exec of the server, then
     connect + Health/Check over python3-h2, retried every 200 µs, until SERVING; median.
@@ -74,7 +86,9 @@ def server_argv(rt: Runtime) -> list:
 def rpc_steps(run: SuiteRun, rt: Runtime) -> list:
     p = run.params
     steps = []
-    per_load = 2 * (p.warmup * p.duration + p.samples * p.duration) + 4.0
+    cap_s = (CAP_WARMUP_S + CAP_SECONDS + 0.4) * 5  # a typical capacity search: 5 rates
+    per_load = p.warmup * p.duration + p.samples * p.duration + cap_s + \
+        p.samples * (HALF_WARMUP_S + p.duration) + 4.0
     steps.append(Step(run.name, "rpc-load", rt.name, "load", server_argv(rt), run.threads, per_load,
                       timeout=0, scenarios=("unary", "unary_half_load")))
     runs = COLD_RUNS_SMOKE if p.smoke else COLD_RUNS
@@ -97,16 +111,11 @@ def rpc_steps(run: SuiteRun, rt: Runtime) -> list:
 
 # ----------------------------------------------------------------- h2load
 
-def h2load_argv(port: int, seconds: int, req_file: str, rps: int | None = None,
-                log_file: str | None = None) -> list:
-    argv = ["h2load", "-c", str(CONNS), "-m", str(STREAMS), "-t", str(H2LOAD_THREADS),
+def h2load_argv(port: int, seconds: int, req_file: str) -> list:
+    return ["h2load", "-c", str(CONNS), "-m", str(STREAMS), "-t", str(H2LOAD_THREADS),
             "-D", str(seconds), "-d", req_file,
-            "-H", "content-type: application/grpc", "-H", "te: trailers"]
-    if rps:
-        argv += ["--rps", str(rps)]
-    if log_file:
-        argv += ["--log-file", log_file]
-    return argv + [f"http://127.0.0.1:{port}{METHOD_PATH}"]
+            "-H", "content-type: application/grpc", "-H", "te: trailers",
+            f"http://127.0.0.1:{port}{METHOD_PATH}"]
 
 
 def parse_h2load(text: str) -> dict | None:
@@ -158,26 +167,90 @@ def h2load_failure(r: dict) -> str:
     return ""
 
 
-def latencies_us(log_file: str) -> list:
-    """h2load --log-file: `start µs \\t status \\t duration µs` per request; 2xx ones."""
-    lat = []
-    with open(log_file) as f:
-        for line in f:
-            parts = line.split()
-            if len(parts) >= 3 and parts[1].startswith("2"):
-                lat.append(int(parts[2]))
-    return sorted(lat)
-
-
-def percentile(sorted_v: list, p: float) -> float:
-    """Nearest rank."""
-    if not sorted_v:
-        return 0.0
-    k = max(0, min(len(sorted_v) - 1, int(-(-p * len(sorted_v) // 100)) - 1))
-    return float(sorted_v[k])
-
-
 # ----------------------------------------------------------------- runs
+
+# ----------------------------------------------------------------- rpc-load
+
+HALF_WARMUP_S = 1
+# The capacity search: rates from a fifth of h2load's saturated rate (halved while even
+# that is not sustained) up by √2 a step, each 0.3 s of warm-up and 1 s measured; a rate
+# is sustained when every call due in the window was answered well, at ≥ 97 % of the
+# rate, with p99 ≤ 10 ms.
+CAP_WARMUP_S, CAP_SECONDS, CAP_P99_US, CAP_STEPS = 0.3, 1.0, 10_000.0, 10
+
+
+def rpc_load_argv(tool: Path, port: int, rps: int, warmup: float, seconds: float) -> list:
+    return [str(tool), "--port", str(port), "--rps", str(rps), "--conns", str(CONNS),
+            "--streams", str(STREAMS), "--warmup", str(warmup), "--duration", str(seconds),
+            "--path", METHOD_PATH]
+
+
+def parse_rpc_load(text: str) -> dict | None:
+    """rpc-load's RPC_RESULT line, with the fields the checks and tables read: rps (the
+    answered calls per second), requests (the calls, for CPU per call) and h2load's
+    stream counts (succeeded = good answers, failed = bad ones, timeout = unanswered)."""
+    for line in text.splitlines():
+        if line.startswith("RPC_RESULT "):
+            try:
+                r = json.loads(line[len("RPC_RESULT "):])
+            except ValueError:
+                return None
+            r.update(rps=r["calls_per_sec"], requests=r["calls"], streams_succeeded=r["calls"],
+                     streams_failed=r["errors"], streams_errored=0, streams_timeout=r["unfinished"])
+            return r
+    return None
+
+
+def rpc_load_failure(r: dict) -> str:
+    if r.get("errors"):
+        return f"rpc-load: {r['errors']} bad answers"
+    if r.get("unfinished"):
+        return f"rpc-load: {r['unfinished']} calls unanswered"
+    return ""
+
+
+def sustained(r: dict | None, rate: int) -> bool:
+    return bool(r) and not rpc_load_failure(r) and r["calls_per_sec"] >= 0.97 * rate and \
+        r["p99_us"] <= CAP_P99_US
+
+
+def find_capacity(srv, tool: Path, saturated_rps: float, log_path: Path, head: str) -> tuple[int, list, str]:
+    """(highest sustained rate, [(rate, p99 µs or None)] tried, failure)."""
+    rate, best, tried = max(1000, int(saturated_rps / 5)), 0, []
+    for _ in range(CAP_STEPS):
+        res = run_process(rpc_load_argv(tool, srv.port, rate, CAP_WARMUP_S, CAP_SECONDS),
+                          timeout=CAP_SECONDS + 30, log_path=log_path, header=f"{head} capacity {rate}/s")
+        r = parse_rpc_load(res.stdout)
+        tried.append((rate, r["p99_us"] if r else None))
+        if not sustained(r, rate):
+            if best == 0 and rate > 1000:  # even the first rate was too much: go down
+                rate = max(1000, rate // 2)
+                continue
+            break
+        best = rate
+        if rate > saturated_rps:  # an even schedule never beats the pipelined one
+            break
+        rate = int(rate * 1.41421356)
+    if best == 0:
+        return 0, tried, f"rpc-load: no rate sustained (tried {tried})"
+    return best, tried, ""
+
+
+def median_by(count: int, one, key: str) -> tuple[dict | None, str]:
+    """`count` runs of `one()` -> (the median run by `key`, first failure)."""
+    samples, why = [], ""
+    for _ in range(count):
+        result, fail = one()
+        why = why or fail
+        if result and not fail:
+            samples.append(result)
+    if not samples:
+        return None, why
+    samples.sort(key=lambda r: r.get(key) or 0)
+    med = samples[(len(samples) - 1) // 2]
+    return {"samples": len(samples), f"{key}_min": samples[0].get(key), f"{key}_max": samples[-1].get(key),
+            **med}, why
+
 
 def client_check(run: SuiteRun, port: int, log_path: Path, header: str) -> str:
     res = run_process([PYTHON, str(client_script(run)), "check", str(port), str(CHECK_CALLS)],
@@ -206,7 +279,6 @@ def run_load(step: Step, run: SuiteRun, log_path: Path) -> tuple[list, dict]:
     fd, req_file = tempfile.mkstemp(prefix="rpc-req.", suffix=".bin")
     with os.fdopen(fd, "wb") as f:
         f.write(REQUEST)
-    lat_file = req_file + ".log"
     try:
         wait_quiet(run.quiet_wait)
         with Server(step.argv, step.threads, [], log_path) as srv:
@@ -230,39 +302,39 @@ def run_load(step: Step, run: SuiteRun, log_path: Path) -> tuple[list, dict]:
                        calls_per_cpu_s=round(sat["requests"] / cpu_s, 1) if cpu_s > 0 else 0.0)
             objs.append(sat)
 
-            # half of the saturated rate, paced per connection
-            target = sat["rps"] / 2
-            per_conn = max(1, int(round(target / CONNS)))
-
-            def half():
-                if os.path.exists(lat_file):
-                    os.unlink(lat_file)
-                argv = h2load_argv(srv.port, p.duration, req_file, per_conn, lat_file)
-                r, fail = measured_load(srv, argv, log_path, head + " half load", p.duration + 30,
-                                        parse=parse_h2load, tool="h2load")
-                fail = fail or (h2load_failure(r) if r else "")
-                if r and not fail:
-                    lat = latencies_us(lat_file)
-                    if len(lat) != r["streams_succeeded"]:
-                        fail = f"--log-file has {len(lat)} 2xx lines for {r['streams_succeeded']} answers"
-                    r.update(p50_us=percentile(lat, 50), p99_us=percentile(lat, 99),
-                             p999_us=percentile(lat, 99.9), max_us=float(lat[-1]) if lat else 0.0)
-                return r, fail
-
-            hl, why = median_samples(p.samples, half)
-            if hl is None or why:
-                reasons["unary_half_load"] = why or "no result"
+            # Latency at half load: an even schedule (rpc-load), at half of the highest
+            # rate this server sustains on that schedule (see the module docstring).
+            load_tool = run.paths.peer("rpc-load")
+            if not load_tool.is_file():
+                reasons["unary_half_load"] = f"load generator {load_tool} not built"
             else:
-                hl.update(_base(step, "unary_half_load"), target_rps=round(target, 1),
-                          rps_per_connection=per_conn, connections=CONNS, streams=STREAMS)
-                objs.append(hl)
+                cap, steps, why = find_capacity(srv, load_tool, sat["rps"], log_path, head)
+                if why:
+                    reasons["unary_half_load"] = why
+                else:
+                    target = max(1, int(cap / 2))
+
+                    def half():
+                        argv = rpc_load_argv(load_tool, srv.port, target, HALF_WARMUP_S, p.duration)
+                        r, fail = measured_load(srv, argv, log_path, head + f" half load ({target}/s)",
+                                                p.duration + 30, parse=parse_rpc_load, tool="rpc-load")
+                        return r, fail or (rpc_load_failure(r) if r else "")
+
+                    hl, why = median_by(p.samples, half, "p99_us")
+                    if hl is None or why:
+                        reasons["unary_half_load"] = why or "no result"
+                    else:
+                        hl.update(_base(step, "unary_half_load"), target_rps=target, capacity_rps=cap,
+                                  capacity_steps=steps, connections=CONNS, streams=STREAMS,
+                                  load_tool="rpc-load")
+                        objs.append(hl)
             why = client_check(run, srv.port, log_path, head + " check after the load")
             if why:
                 reasons.update({sc: "after the load: " + why for sc in step.scenarios})
             if not srv.alive():
                 reasons.update({sc: "the server died" for sc in step.scenarios})
     finally:
-        for f in (req_file, lat_file):
+        for f in (req_file,):
             if os.path.exists(f):
                 os.unlink(f)
     return objs, reasons

@@ -4,10 +4,13 @@ checks.check_rpc).
 
 Offline: h2load's summary is parsed; a run with the right counts passes, one with an
 errored stream, a non-2xx answer or a DATA byte count other than 7 per answer fails;
-check_rpc fails an in-process record whose checksum is off. Live (needs h2load and
-Debian's /usr/bin/python3 with python3-grpcio): saturn-arena passes the 1,000-call check
-and a 1 s h2load run passes h2load_failure; a fake grpcio server that answers a + b + 1
-fails the check, and one that reports NOT_SERVING fails it too. About 5 s.
+check_rpc fails an in-process record whose checksum is off; rpc-load's result line is
+parsed and a run with a bad or missing answer, or one that fell behind, is not sustained.
+Live (needs h2load and Debian's /usr/bin/python3 with python3-grpcio): saturn-arena passes
+the 1,000-call check, a 1 s h2load run passes h2load_failure, and rpc-load (compiled here
+from bench/peers/load/rpc_load.c) holds 2,000 calls/s with every answer good; a fake grpcio
+server that answers a + b + 1 fails the check and rpc-load's answer check, and one that
+reports NOT_SERVING fails the check too. About 10 s.
 """
 
 from __future__ import annotations
@@ -116,7 +119,17 @@ def offline() -> None:
     assert "DATA" in rpc.h2load_failure(rpc.parse_h2load(
         SAMPLE.replace("(1735272) data", f"({1735272 + 7 * 1600 + 1}) data")))
     assert rpc.parse_h2load("connect failed") is None
-    assert rpc.percentile(list(range(1, 101)), 99) == 99.0 and rpc.percentile([5], 50) == 5.0
+    line = ('RPC_RESULT {"calls":2000,"errors":0,"unfinished":0,"duration_s":1.000,"target_rps":2000,'
+            '"calls_per_sec":2000.0,"p50_us":90.0,"p90_us":120.0,"p99_us":400.0,"p999_us":900.0,'
+            '"max_us":1000.0,"max_send_lag_us":50.0,"conns":16,"streams":100}')
+    r = rpc.parse_rpc_load("noise\n" + line + "\n")
+    assert r and r["rps"] == 2000.0 and r["requests"] == 2000 and r["streams_timeout"] == 0, r
+    assert rpc.rpc_load_failure(r) == "" and rpc.sustained(r, 2000), r
+    assert not rpc.sustained({**r, "p99_us": 20000.0}, 2000)
+    assert not rpc.sustained({**r, "calls_per_sec": 1800.0}, 2000)
+    assert "bad answers" in rpc.rpc_load_failure({**r, "errors": 1})
+    assert "unanswered" in rpc.rpc_load_failure({**r, "unfinished": 1})
+    assert not rpc.sustained(None, 2000) and rpc.parse_rpc_load("RPC_RESULT {") is None
     base = {"suite": "rpc", "runtime": "saturn", "threads": 1, "scenario": "inproc_unary", "calls": 3,
             "expected_checksum": 30}
     assert check_record({**base, "checksum": 30}, "rpc", "saturn", {}) is None
@@ -127,8 +140,22 @@ def offline() -> None:
     assert check_record({**unary, "streams_errored": 1}, "rpc", "go", {}) is not None
 
 
+def build_rpc_load(out_dir: Path) -> Path:
+    exe = out_dir / "rpc-load"
+    subprocess.run(["gcc", "-std=c11", "-O2", "-Wall", "-Wextra", "-Werror",
+                    str(REPO / "bench/peers/load/rpc_load.c"), "-o", str(exe), "-lnghttp2"], check=True)
+    return exe
+
+
+def rpc_load(exe: Path, port: int, rate: int) -> dict | None:
+    out = subprocess.run(rpc.rpc_load_argv(exe, port, rate, 0.2, 1), capture_output=True, text=True,
+                         timeout=60).stdout
+    return rpc.parse_rpc_load(out)
+
+
 def live(arena: str) -> None:
     run = SimpleNamespace(paths=SimpleNamespace(repo=REPO))
+    exe = build_rpc_load(Path(tempfile.mkdtemp(prefix="rpc-load.")))
     log = Path(tempfile.mkdtemp(prefix="rpc-test.")) / "rpc.log"
     port = free_port()
     proc = subprocess.Popen([arena, "--port", str(port), "--h2c-port", "0", "--tls-port", "0", "--h2-port", "0",
@@ -145,6 +172,8 @@ def live(arena: str) -> None:
         os.unlink(req)
         r = rpc.parse_h2load(out)
         assert r and rpc.h2load_failure(r) == "", (out, r and rpc.h2load_failure(r))
+        r = rpc_load(exe, port, 2000)
+        assert r and rpc.rpc_load_failure(r) == "" and r["calls"] >= 1900, r
     finally:
         stop(proc)
     for mode, want in (("wrong", "GetSum check"), ("not_serving", "SERVING")):
@@ -154,6 +183,9 @@ def live(arena: str) -> None:
             wait_port(port, proc)
             why = rpc.client_check(run, port, log, f"fake {mode}")
             assert want in why, (mode, why)
+            if mode == "wrong":
+                r = rpc_load(exe, port, 200)
+                assert r and "bad answers" in rpc.rpc_load_failure(r), r
         finally:
             stop(proc)
 
