@@ -14,7 +14,7 @@ error bad_host_port(std::string_view text, const char* why) {
                stable_text("connect \"" + std::string(text) + "\": " + why, "connect: bad host:port")};
 }
 
-bool parse_port(std::string_view s, std::uint16_t& port) noexcept {
+bool parse_connect_port(std::string_view s, std::uint16_t& port) noexcept {
   if (s.empty() || s.size() > 5)
     return false;
   unsigned v = 0;
@@ -54,7 +54,7 @@ result<host_port> split_host_port(std::string_view text) {
   if (host.empty())
     return bad_host_port(text, "empty host");
   std::uint16_t p = 0;
-  if (!parse_port(port, p))
+  if (!parse_connect_port(port, p))
     return bad_host_port(text, "the port must be a number from 1 to 65535");
   return host_port{std::string(host), p};
 }

@@ -22,8 +22,8 @@ struct graceful_stop::state {
   std::stop_source acceptor_stop, work_stop;
   task_context acceptor_ctx, work_ctx;
   wait_group acceptors, work;
-  detail::atomic<bool> stopping{false};
-  detail::atomic<std::size_t> failed{0};
+  saturn::detail::atomic<bool> stopping{false};
+  saturn::detail::atomic<std::size_t> failed{0};
 };
 
 namespace {

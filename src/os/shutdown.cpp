@@ -26,10 +26,10 @@ namespace saturn::os {
 
 namespace {
 
-std::mutex g_mutex;  // guards g_refs, the pipe's creation and the install / restore of the handlers
+std::mutex g_shutdown_mutex;  // guards g_refs, the pipe's creation and the install / restore of the handlers
 int g_refs = 0;
 struct sigaction g_old_int{}, g_old_term{};
-// ordering: written once, under g_mutex, before the first handler is installed.
+// ordering: written once, under g_shutdown_mutex, before the first handler is installed.
 saturn::detail::atomic<int> g_pipe_read{-1}, g_pipe_write{-1};
 saturn::detail::atomic<int> g_first_signal{0};
 static_assert(saturn::detail::atomic<int>::is_always_lock_free, "the signal handler needs a lock-free atomic");
@@ -47,7 +47,7 @@ extern "C" void on_shutdown_signal(int sig) {
 }  // namespace
 
 result<shutdown_signals> shutdown_signals::install() {
-  std::lock_guard lock(g_mutex);
+  std::lock_guard lock(g_shutdown_mutex);
   if (g_refs == 0) {
     if (g_pipe_read.load() < 0) {
       int fds[2];
@@ -86,7 +86,7 @@ shutdown_signals::~shutdown_signals() {
   if (!m_live)
     return;
   m_live = false;
-  std::lock_guard lock(g_mutex);
+  std::lock_guard lock(g_shutdown_mutex);
   if (--g_refs > 0)
     return;
   ::sigaction(SIGINT, &g_old_int, nullptr);
