@@ -200,8 +200,6 @@ static void submit_due(struct conn* c, int64_t now) {
     struct call* k = &c->calls[slot];
     memset(k, 0, sizeof *k);
     k->due_ns = due, k->in_use = 1;
-    char port[8];
-    snprintf(port, sizeof port, "%d", g.port);
     const nghttp2_nv hdrs[] = {
         {(uint8_t*)":method", (uint8_t*)"POST", 7, 4, NGHTTP2_NV_FLAG_NONE},
         {(uint8_t*)":scheme", (uint8_t*)"http", 7, 4, NGHTTP2_NV_FLAG_NONE},
