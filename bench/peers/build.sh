@@ -23,23 +23,29 @@ set -uo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ALL_SUITES=(loop spawn sched ring walk echo http http_client tls arena process forkjoin rpc pg)
-usage() { echo "usage: $0 OUTDIR [--quick] [${ALL_SUITES[*]} ...]" >&2; exit 2; }
+usage() { echo "usage: $0 OUTDIR [--quick] [--check] [${ALL_SUITES[*]} observe ...]" >&2; exit 2; }
 [ $# -ge 1 ] || usage
 case "$1" in -*) usage ;; esac
-mkdir -p "$1" || exit 2
-out=$(cd "$1" && pwd)
+outdir=$1
 shift
+check=0  # --check: only say whether the arguments are good (tests/bench/peer_args_test.py)
 quick=()
 suites=()
+named=0  # suites were named (even if none of them has a peer): build only theirs
 for a in "$@"; do
     case "$a" in
         --quick) quick=(--quick) ;;
-        loop|spawn|sched|ring|walk|echo|http|http_client|tls|arena|process|forkjoin|rpc|pg) suites+=("$a") ;;
-        http-client) suites+=(http_client) ;;  # the runner's name of the suite
+        --check) check=1 ;;
+        loop|spawn|sched|ring|walk|echo|http|http_client|tls|arena|process|forkjoin|rpc|pg) suites+=("$a"); named=1 ;;
+        http-client) suites+=(http_client); named=1 ;;  # the runner's name of the suite
+        observe) named=1 ;;  # saturn only: no peer to build
         *) echo "build.sh: unknown suite or option: $a" >&2; usage ;;
     esac
 done
-[ ${#suites[@]} -gt 0 ] || suites=("${ALL_SUITES[@]}")
+[ ${#suites[@]} -gt 0 ] || [ $named -eq 1 ] || suites=("${ALL_SUITES[@]}")
+[ $check -eq 0 ] || exit 0
+mkdir -p "$outdir" || exit 2
+out=$(cd "$outdir" && pwd)
 
 log() { echo "[peers] $*" >&2; }
 want() { local s; for s in "${suites[@]}"; do [ "$s" = "$1" ] && return 0; done; return 1; }
