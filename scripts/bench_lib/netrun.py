@@ -398,10 +398,10 @@ def measured_load(server: Server, argv: list, log_path: Path, header: str, timeo
     return result, why
 
 
-def median_samples(count: int, one) -> tuple[dict | None, str]:
-    """`count` measured runs of `one()` -> (record, failure): the median run by rps with
-    the sample count and the rps min and max, or None when no run gave a result; the
-    first failure seen."""
+def median_samples(count: int, one, key: str = "rps") -> tuple[dict | None, str]:
+    """`count` measured runs of `one()` -> (record, failure): the median run by `key`
+    (rps unless said) with the sample count and that figure's min and max, or None when
+    no run gave a result; the first failure seen."""
     samples, why = [], ""
     for _ in range(count):
         result, fail = one()
@@ -410,10 +410,10 @@ def median_samples(count: int, one) -> tuple[dict | None, str]:
             samples.append(result)
     if not samples:
         return None, why
-    samples.sort(key=lambda r: r.get("rps") or 0)
+    samples.sort(key=lambda r: r.get(key) or 0)
     med = samples[(len(samples) - 1) // 2]
-    return {"samples": len(samples), "rps_min": samples[0].get("rps"),
-            "rps_max": samples[-1].get("rps"), **med}, why
+    return {"samples": len(samples), f"{key}_min": samples[0].get(key),
+            f"{key}_max": samples[-1].get(key), **med}, why
 
 
 def run_http(step: Step, run: SuiteRun, log_path: Path) -> tuple[list, dict]:

@@ -236,22 +236,6 @@ def find_capacity(srv, tool: Path, saturated_rps: float, log_path: Path, head: s
     return best, tried, ""
 
 
-def median_by(count: int, one, key: str) -> tuple[dict | None, str]:
-    """`count` runs of `one()` -> (the median run by `key`, first failure)."""
-    samples, why = [], ""
-    for _ in range(count):
-        result, fail = one()
-        why = why or fail
-        if result and not fail:
-            samples.append(result)
-    if not samples:
-        return None, why
-    samples.sort(key=lambda r: r.get(key) or 0)
-    med = samples[(len(samples) - 1) // 2]
-    return {"samples": len(samples), f"{key}_min": samples[0].get(key), f"{key}_max": samples[-1].get(key),
-            **med}, why
-
-
 def client_check(run: SuiteRun, port: int, log_path: Path, header: str) -> str:
     res = run_process([PYTHON, str(client_script(run)), "check", str(port), str(CHECK_CALLS)],
                       timeout=120, log_path=log_path, header=header)
@@ -320,7 +304,7 @@ def run_load(step: Step, run: SuiteRun, log_path: Path) -> tuple[list, dict]:
                                                 p.duration + 30, parse=parse_rpc_load, tool="rpc-load")
                         return r, fail or (rpc_load_failure(r) if r else "")
 
-                    hl, why = median_by(p.samples, half, "p99_us")
+                    hl, why = median_samples(p.samples, half, key="p99_us")
                     if hl is None or why:
                         reasons["unary_half_load"] = why or "no result"
                     else:

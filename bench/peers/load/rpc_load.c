@@ -57,7 +57,6 @@ static const uint8_t k_reply[7] = {0, 0, 0, 0, 2, 0x08, 0x03};
 
 struct call {
   int64_t due_ns;
-  int in_use;
   int status_ok;  // :status 200 seen
   int grpc_ok;    // grpc-status 0 seen
   size_t bytes;
@@ -169,7 +168,6 @@ static int on_close(nghttp2_session* s, int32_t id, uint32_t error_code, void* u
   int ok = error_code == 0 && c->status_ok && c->grpc_ok && c->bytes == sizeof k_reply &&
            memcmp(c->head, k_reply, sizeof k_reply) == 0;
   record(c->due_ns, ok);
-  c->in_use = 0;
   cn->free_list[cn->nfree++] = (int)(c - cn->calls);
   --cn->open;
   return 0;
@@ -199,7 +197,7 @@ static void submit_due(struct conn* c, int64_t now) {
     int slot = c->free_list[--c->nfree];
     struct call* k = &c->calls[slot];
     memset(k, 0, sizeof *k);
-    k->due_ns = due, k->in_use = 1;
+    k->due_ns = due;
     const nghttp2_nv hdrs[] = {
         {(uint8_t*)":method", (uint8_t*)"POST", 7, 4, NGHTTP2_NV_FLAG_NONE},
         {(uint8_t*)":scheme", (uint8_t*)"http", 7, 4, NGHTTP2_NV_FLAG_NONE},
