@@ -217,33 +217,33 @@ static void submit_due(struct conn* c, int64_t now) {
 
 // Writes what nghttp2 has to send; keeps the rest for EPOLLOUT.
 static int flush(struct conn* c, int ep) {
+  // Everything nghttp2 has to send (a call's HEADERS and DATA, WINDOW_UPDATEs) goes out in
+  // one send, as gRPC clients write it: a send per frame doubled the segments, the client's
+  // syscalls and the server's receive wake-ups per call.
   for (;;) {
-    if (c->out_len == 0) {
-      const uint8_t* data;
-      ssize_t n = nghttp2_session_mem_send(c->session, &data);
-      if (n < 0)
-        return -1;
-      if (n == 0)
-        break;
-      if ((size_t)n > c->out_cap) {
-        c->out_cap = (size_t)n * 2;
-        c->out = realloc(c->out, c->out_cap);
-        if (!c->out)
-          die("realloc");
-      }
-      memcpy(c->out, data, (size_t)n);
-      c->out_len = (size_t)n;
-    }
-    ssize_t w = send(c->fd, c->out, c->out_len, MSG_NOSIGNAL);
-    if (w < 0) {
-      if (errno == EAGAIN)
-        break;
+    const uint8_t* data;
+    ssize_t n = nghttp2_session_mem_send(c->session, &data);
+    if (n < 0)
       return -1;
-    }
-    memmove(c->out, c->out + w, c->out_len - (size_t)w);
-    c->out_len -= (size_t)w;
-    if (c->out_len > 0)
+    if (n == 0)
       break;
+    if (c->out_len + (size_t)n > c->out_cap) {
+      c->out_cap = (c->out_len + (size_t)n) * 2;
+      c->out = realloc(c->out, c->out_cap);
+      if (!c->out)
+        die("realloc");
+    }
+    memcpy(c->out + c->out_len, data, (size_t)n);
+    c->out_len += (size_t)n;
+  }
+  if (c->out_len > 0) {
+    ssize_t w = send(c->fd, c->out, c->out_len, MSG_NOSIGNAL);
+    if (w < 0 && errno != EAGAIN)
+      return -1;
+    if (w > 0) {
+      memmove(c->out, c->out + w, c->out_len - (size_t)w);
+      c->out_len -= (size_t)w;
+    }
   }
   int want = c->out_len > 0;
   if (want != c->want_out) {
