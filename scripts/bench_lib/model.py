@@ -22,6 +22,7 @@ class Params:
     duration: int = 0  # echo/http: seconds per measured window
     runs: int = 0  # walk: hyperfine --runs
     warmup_big: int | None = None  # ring: --warmup of the 1,000,000 rung (None: warmup)
+    children: int = 0  # process: children per sample (0: the programs' 10,000)
     smoke: bool = False  # the CI check: smallest ring rungs, one server thread count
 
 

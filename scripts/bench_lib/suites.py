@@ -164,10 +164,11 @@ PROCESS_SCENARIOS = ("spawn_wait", "spawn_wait_poll", "spawn_wait_posix_spawn")
 def process_steps(run: SuiteRun, rt: Runtime) -> list:
     """One process for all scenarios; spawn_wait_poll (saturn's fallback wait) and
     spawn_wait_posix_spawn (its fallback spawn) are saturn's own."""
-    argv = [str(rt.path), "--threads", str(run.threads)] + _common_flags(run)
+    children = run.params.children or 10_000
+    argv = [str(rt.path), "--threads", str(run.threads), "--children", str(children)] + _common_flags(run)
     scenarios = PROCESS_SCENARIOS if rt.name == "saturn" else ("spawn_wait",)
-    # 10,000 children of /bin/true per sample: about 5 s on the 2-CPU dev VM.
-    return [_program_step(run, rt, "all", argv, scenarios, 5.5 * len(scenarios), run.threads)]
+    # 10,000 children of /bin/true: 5-15 s on the 2-CPU dev VM (700-2,000 a second).
+    return [_program_step(run, rt, "all", argv, scenarios, children / 1000 * len(scenarios), run.threads)]
 
 
 OBSERVE_SCENARIOS = ("dump_1m", "stall_50ms", "stall_polite")
@@ -428,11 +429,16 @@ def _make_suites() -> dict:
                    "against a sequential reference inside each program."),
         Suite("process", "process — child processes (spawn and wait)", "saturn-bench-process",
               (("tokio", "process-tokio"),),
-              quick=Params(rounds=2, samples=1, warmup=1), full=Params(rounds=5, samples=3, warmup=1),
+              # quick: one sample of 4,000 children, no warm-up sample (10,000 and a
+              # warm-up made the suite 4.5 of make bench's 35 minutes at ~700 children/s;
+              # only the first child of a run is cold); --full keeps 10,000 and a warm-up.
+              quick=Params(rounds=2, samples=1, warmup=0, children=4000),
+              full=Params(rounds=5, samples=3, warmup=1, children=10_000),
               scenarios=PROCESS_SCENARIOS, make_steps=process_steps,
               figures={"*": ("ops_per_sec", "cpu_us_per_child")}, gate={"*": ("ops_per_sec",)},
               aliases={"spawn_wait_poll": "spawn_wait", "spawn_wait_posix_spawn": "spawn_wait"},
-              note="10,000 children of /bin/true per sample, 64 in flight; Tokio's side is "
+              note="4,000 children of /bin/true per sample in make bench (10,000 with --full), "
+                   "64 in flight; Tokio's side is "
                    "tokio::process::Command::status(). Every sample checks that no zombie and no "
                    "child is left. spawn_wait_poll is saturn's fallback wait (ring poll on the "
                    "pidfd, then waitid) and spawn_wait_posix_spawn saturn's fallback spawn "
