@@ -56,28 +56,48 @@ mkdir -p "$out/bin" "$out/share/peers/wrk" "$out/build"
 build_log=$out/build.log
 started=$(date +%s)
 failed=()
+steps=()
 
-# step NAME SCRIPT ARGS...: one language's build, its output appended to build.log.
+# step NAME SCRIPT ARGS...: one language's build, in the background (the three builders
+# run at once: each has serial stretches, fat-LTO links and Go's per-program links, that
+# leave a CPU idle; together they took 316 s one after another on the 2-CPU VM). Its
+# output goes to build-NAME.log, appended to build.log by finish_steps.
 step() {
-    local name=$1 script=$2 t0 rc
+    local name=$1 script=$2
     shift 2
     if [ ! -x "$here/$script" ]; then
         log "$name: skipped, bench/peers/$script does not exist (yet): its peers stay missing"
         failed+=("$name (no $script)")
         return
     fi
-    t0=$(date +%s)
     log "$name: $script $* ..."
-    { echo "===== $(date -Is) $script $*"; } >> "$build_log"
-    "$here/$script" "$out" "$@" >> "$build_log" 2>&1
-    rc=$?
-    if [ $rc -eq 0 ]; then
-        log "$name: done in $(( $(date +%s) - t0 )) s"
-    else
-        log "$name: FAILED (exit $rc) after $(( $(date +%s) - t0 )) s; last lines of $build_log:"
-        tail -n 12 "$build_log" | sed 's/^/    /' >&2
-        failed+=("$name")
-    fi
+    rm -f "$out/build-$name.rc"
+    (
+        t0=$(date +%s)
+        { echo "===== $(date -Is) $script $*"; } > "$out/build-$name.log"
+        "$here/$script" "$out" "$@" >> "$out/build-$name.log" 2>&1
+        rc=$?
+        echo "$rc $(( $(date +%s) - t0 ))" > "$out/build-$name.rc"
+    ) &
+    steps+=("$name")
+}
+
+# Wait for the background steps; report each, append its log to build.log.
+finish_steps() {
+    local name rc secs
+    wait
+    for name in "${steps[@]}"; do
+        cat "$out/build-$name.log" >> "$build_log"
+        read -r rc secs < "$out/build-$name.rc" 2>/dev/null || { rc=255; secs=?; }
+        if [ "$rc" -eq 0 ]; then
+            log "$name: done in $secs s"
+        else
+            log "$name: FAILED (exit $rc) after $secs s; last lines of $build_log:"
+            tail -n 12 "$out/build-$name.log" | sed 's/^/    /' >&2
+            failed+=("$name")
+        fi
+        rm -f "$out/build-$name.log" "$out/build-$name.rc"
+    done
 }
 
 # The runner's own tools (load generator, wrk scripts): not a peer, built here.
@@ -131,6 +151,7 @@ native=$(pick loop spawn sched ring echo http http_client tls arena forkjoin rpc
     [ -z "$native" ] || step native build-native.sh "${quick[@]}" $native
     [ -z "$go" ] || step go build-go.sh $go
     [ -z "$rust" ] || step rust build-rust.sh "${quick[@]}" $rust
+    finish_steps
 }
 elapsed=$(( $(date +%s) - started ))
 if [ ${#failed[@]} -gt 0 ]; then
