@@ -65,7 +65,7 @@ class Progress:
                                "walk-strace": "strace"}.get(step.kind, step.kind)
         job = "" if step.job == "all" else f"  {step.job}"
         rnd = f"round {step.round}/{self.rounds[step.suite]}" if step.round else "prepare"
-        log(f"{step.suite:<6}{who:<9}{job}  {rnd}  elapsed "
+        log(f"{step.suite:<11} {who:<9}{job}  {rnd}  elapsed "
             f"{fmt_duration(time.monotonic() - self.t0)}  eta ~{fmt_duration(eta)}")
         return time.monotonic()
 
