@@ -36,17 +36,14 @@ tsan-concurrency:
 BENCH_TARGETS = $(foreach d,$(wildcard bench/*/),$(if $(wildcard $(d)*.cpp),saturn-bench-$(notdir $(d:/=)))) \
                 $(foreach d,$(wildcard apps/*/),$(if $(wildcard $(d)*.cpp),$(notdir $(d:/=))))
 
-# Packages, saturn's benchmark programs and, at the same time, every peer
-# (bench/peers/build.sh, into build/peers: the two builds leave each other's idle CPU
-# stretches to use), then every suite in quick mode; docs/benchmarks.md is rewritten.
-# Exits non-zero only for saturn's own failures (a peer's are shown as FAILED).
+# Packages, saturn's benchmark programs, every peer (bench/peers/build.sh, into
+# build/peers), then every suite in quick mode; docs/benchmarks.md is rewritten. Exits
+# non-zero only for saturn's own failures (a peer's are shown as FAILED).
 bench:
 	scripts/deps bench
 	cmake --preset release >/dev/null
-	python3 scripts/bench --peers-only $(if $(SUITE),--suite $(SUITE)) & peers=$$!; \
-	cmake --build --preset release -j $(JOBS) --target $(BENCH_TARGETS); built=$$?; \
-	wait $$peers; [ $$built -eq 0 ]
-	python3 scripts/bench --no-peer-build $(if $(SUITE),--suite $(SUITE)) $(if $(FULL),--full)
+	cmake --build --preset release -j $(JOBS) --target $(BENCH_TARGETS)
+	python3 scripts/bench $(if $(SUITE),--suite $(SUITE)) $(if $(FULL),--full)
 
 # The CI-sized check: a quick build of every peer and one tiny sample of every suite,
 # every answer checked; any FAILED run (saturn's or a peer's) fails it. Results in
