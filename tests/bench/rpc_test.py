@@ -173,7 +173,7 @@ def live(arena: str) -> None:
         r = rpc.parse_h2load(out)
         assert r and rpc.h2load_failure(r) == "", (out, r and rpc.h2load_failure(r))
         r = rpc_load(exe, port, 2000)
-        assert r and rpc.rpc_load_failure(r) == "" and r["calls"] >= 1900, r
+        assert r and rpc.rpc_load_failure(r) == "" and r["calls"] >= 1900 and r["tick_us"] == rpc.TICK_US, r
     finally:
         stop(proc)
     for mode, want in (("wrong", "GetSum check"), ("not_serving", "SERVING")):
