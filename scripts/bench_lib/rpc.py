@@ -51,6 +51,7 @@ stopped by PID), sharing the machine's 2 CPUs with the load generator. Steps:
 from __future__ import annotations
 
 import json
+import os
 import tempfile
 from pathlib import Path
 
