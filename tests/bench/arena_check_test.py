@@ -49,7 +49,7 @@ def wait_port(port: int, proc: subprocess.Popen) -> None:
 
 def wrong_answer(head: bytes, body: bytes, data: Path) -> bytes:
     line = head.split(b"\r\n", 1)[0].decode()
-    method, target = line.split()[0], line.split()[1]
+    target = line.split()[1]
     path = target.split("?", 1)[0]
 
     def reply(text: bytes, ctype: bytes = b"text/plain", extra: bytes = b"") -> bytes:
