@@ -164,7 +164,7 @@ PROCESS_SCENARIOS = ("spawn_wait", "spawn_wait_poll", "spawn_wait_posix_spawn")
 def process_steps(run: SuiteRun, rt: Runtime) -> list:
     """One process for all scenarios; spawn_wait_poll (saturn's fallback wait) and
     spawn_wait_posix_spawn (its fallback spawn) are saturn's own."""
-    children = run.params.children or 10_000
+    children = run.params.children or 10_000  # 0: the programs' own default
     argv = [str(rt.path), "--threads", str(run.threads), "--children", str(children)] + _common_flags(run)
     scenarios = PROCESS_SCENARIOS if rt.name == "saturn" else ("spawn_wait",)
     # 10,000 children of /bin/true: 5-15 s on the 2-CPU dev VM (700-2,000 a second).
@@ -430,8 +430,8 @@ def _make_suites() -> dict:
         Suite("process", "process — child processes (spawn and wait)", "saturn-bench-process",
               (("tokio", "process-tokio"),),
               # quick: one sample of 4,000 children, no warm-up sample (10,000 and a
-              # warm-up made the suite 4.5 of make bench's 35 minutes at ~700 children/s;
-              # only the first child of a run is cold); --full keeps 10,000 and a warm-up.
+              # warm-up sample made the suite 4.5 of make bench's 35 minutes at ~700
+              # children/s); --full keeps 10,000 and a warm-up.
               quick=Params(rounds=2, samples=1, warmup=0, children=4000),
               full=Params(rounds=5, samples=3, warmup=1, children=10_000),
               scenarios=PROCESS_SCENARIOS, make_steps=process_steps,

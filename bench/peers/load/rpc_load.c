@@ -386,12 +386,12 @@ int main(int argc, char** argv) {
       break;
     if (now >= give_up)
       break;
-    int64_t wake = next;
+    int64_t wake = next < g.window_end ? next : give_up;
     if (g.tick_us > 0 && next < g.window_end) {  // the first tick at or after the next due call
       const int64_t tick = (int64_t)g.tick_us * 1000;
       wake = start + (next - start + tick - 1) / tick * tick;
     }
-    int64_t wait = next < g.window_end ? wake - now : give_up - now;
+    int64_t wait = wake - now;
     if (wait < 0)
       wait = 0;
     struct timespec ts = {.tv_sec = wait / 1000000000, .tv_nsec = wait % 1000000000};
