@@ -2,8 +2,10 @@
 //
 // Protocol (rayon's join_context, on saturn's deque):
 //   fork     the joiner pushes the second branch's fork_job (on its stack) onto its own
-//            Chase-Lev deque, then notify_from_worker(): a parked worker is woken only
-//            when none is searching, so a busy pool forks without any wake-up.
+//            Chase-Lev deque, marked steal_alone (a thief takes the oldest fork by
+//            itself, never half the deque: rayon steals one job too), then
+//            notify_from_worker(): a parked worker is woken only when none is searching,
+//            so a busy pool forks without any wake-up.
 //   first    the joiner runs the first branch.
 //   reclaim  it pops its deque. The fork is the newest item it pushed that is still
 //            there, since the first branch's own joins took theirs back: popping it means
@@ -100,7 +102,7 @@ bool fork_offer(fork_job& job) noexcept {
   pool_impl& p = *w->pool;
   if (p.workers.size() < 2)
     return false;  // nobody could steal it: the caller runs both branches in turn
-  push_local(p, *w, &job);
+  push_local(p, *w, &job, /*steal_alone=*/true);
   if (w->polling_io) [[unlikely]] {
     w->notify_deferred = true;  // a join in a completion callback: one notify after the batch
   } else {

@@ -306,11 +306,12 @@ void spill_half(pool_impl& p, sched::work_deque<runnable, Capacity, Batch>& d) n
 }
 
 /// Pushes `r` on worker `w`'s deque (the calling thread must be `w`); a full deque moves
-/// its older half to the injection queue first.
-inline void push_local(pool_impl& p, worker& w, runnable* r) noexcept {
-  if (!w.deque.push(r)) [[unlikely]] {
+/// its older half to the injection queue first. `steal_alone`: a thief's batch steal
+/// takes `r` only by itself (a join's fork; work_deque::steal_half_into).
+inline void push_local(pool_impl& p, worker& w, runnable* r, bool steal_alone = false) noexcept {
+  if (!w.deque.push(r, steal_alone)) [[unlikely]] {
     spill_half(p, w.deque);  // other workers take it from the injection queue
-    if (!w.deque.push(r))
+    if (!w.deque.push(r, steal_alone))
       p.inject.push(r);
   }
 }

@@ -50,9 +50,10 @@ void print(const char* name, const model::report& r) {
 
 /// The owner pops `initial` items while a thief runs steal_half_into (and then empties
 /// its own deque); the owner then pushes one more item and pops again, which needs a
-/// correct bottom after a pop that lost the last item to the thief.
+/// correct bottom after a pop that lost the last item to the thief. `mark_odd` pushes
+/// the odd items with steal_alone (a join's forks), which shortens the thief's claim.
 template <template <class, std::size_t, std::size_t> class Deque>
-model::report pop_vs_steal_half(int initial, int bound, std::uint32_t first_index = 0) {
+model::report pop_vs_steal_half(int initial, int bound, std::uint32_t first_index = 0, bool mark_odd = false) {
   using deque = Deque<item, 8, 2>;
   model::options opt;
   opt.preemption_bound = bound;
@@ -65,8 +66,8 @@ model::report pop_vs_steal_half(int initial, int bound, std::uint32_t first_inde
       explicit state(std::uint32_t first) : victim(first), thief_own(first) {}
     };
     auto st = std::make_shared<state>(first_index);
-    for (int i = 0; i < initial; ++i)
-      (void)st->victim.push(&st->t.items[i]);  // setup: not a model thread, no points
+    for (int i = 0; i < initial; ++i)  // setup: not a model thread, no points
+      (void)st->victim.push(&st->t.items[i], mark_odd && i % 2 == 1);
     ex.spawn([st, initial] {
       while (item* x = st->victim.pop())
         st->t.take(x);
@@ -167,6 +168,15 @@ TEST(ModelWorkDeque, PopVsStealHalfIntoBound3) {
   for (int initial : {1, 2, 3, 4}) {  // 4: two far-path pops, then two near-path ones (K = 2)
     const auto r = pop_vs_steal_half<sched::work_deque>(initial, 3);
     print(("pop vs steal_half_into, " + std::to_string(initial) + " items").c_str(), r);
+    EXPECT_TRUE(r.ok) << initial << " items: " << r.failure << "\n" << r.schedule;
+    EXPECT_TRUE(r.complete) << initial << " items";
+  }
+}
+
+TEST(ModelWorkDeque, PopVsStealHalfIntoWithMarkedItemsBound3) {
+  for (int initial : {2, 3, 4}) {  // claims cut short before (or taking alone) a marked item
+    const auto r = pop_vs_steal_half<sched::work_deque>(initial, 3, 0, /*mark_odd=*/true);
+    print(("pop vs steal_half_into, marked items, " + std::to_string(initial) + " items").c_str(), r);
     EXPECT_TRUE(r.ok) << initial << " items: " << r.failure << "\n" << r.schedule;
     EXPECT_TRUE(r.complete) << initial << " items";
   }

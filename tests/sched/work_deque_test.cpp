@@ -199,6 +199,45 @@ TEST(work_deque, steal_half_takes_half_capped_by_batch_and_room) {
   EXPECT_EQ(one.size_approx(), 0u);
 }
 
+// An item pushed with steal_alone (a join's fork) is claimed by a batch steal only by
+// itself: alone when it is the oldest, and a claim of unmarked items stops before it.
+// pop, steal and steal_batch return plain pointers, marked or not.
+TEST(work_deque, steal_half_takes_a_marked_item_only_by_itself) {
+  auto nodes = make_nodes(16);
+  work_deque<node, 32, 8> victim, thief;
+  for (int i = 0; i < 6; ++i) ASSERT_TRUE(victim.push(&nodes[i], /*steal_alone=*/true));
+  std::size_t moved = 99;
+  EXPECT_EQ(victim.steal_half_into(thief, &moved), &nodes[0]); // the oldest fork alone
+  EXPECT_EQ(moved, 0u);
+  EXPECT_EQ(victim.size_approx(), 5u);
+
+  work_deque<node, 32, 8> mixed;
+  for (int i = 6; i < 9; ++i) ASSERT_TRUE(mixed.push(&nodes[i]));
+  ASSERT_TRUE(mixed.push(&nodes[9], true));
+  for (int i = 10; i < 14; ++i) ASSERT_TRUE(mixed.push(&nodes[i]));
+  // 8 items: half is 4, but the claim stops before the marked nodes[9].
+  EXPECT_EQ(mixed.steal_half_into(thief, &moved), &nodes[8]);
+  EXPECT_EQ(moved, 2u);
+  EXPECT_EQ(mixed.steal_half_into(thief, &moved), &nodes[9]); // now the oldest: alone
+  EXPECT_EQ(moved, 0u);
+  EXPECT_EQ(mixed.size_approx(), 4u);
+  EXPECT_EQ(mixed.steal_half_into(thief, &moved), &nodes[11]); // unmarked: half again
+  EXPECT_EQ(moved, 1u);
+  EXPECT_EQ(thief.pop(), &nodes[10]);
+  EXPECT_EQ(thief.pop(), &nodes[7]);
+  EXPECT_EQ(thief.pop(), &nodes[6]);
+  EXPECT_EQ(thief.pop(), nullptr);
+
+  // Plain pointers from pop, steal and steal_batch, whatever the mark.
+  EXPECT_EQ(victim.pop(), &nodes[5]);
+  EXPECT_EQ(victim.steal(), &nodes[1]);
+  node* out[4] = {};
+  ASSERT_EQ(victim.steal_batch(out, 4), 3u); // steal_batch (the spill) ignores marks
+  EXPECT_EQ(out[0], &nodes[2]);
+  EXPECT_EQ(out[2], &nodes[4]);
+  EXPECT_EQ(victim.pop(), nullptr);
+}
+
 // A batch claim takes the oldest items, capped by the caller's max and by MaxBatch.
 TEST(work_deque, steal_batch_takes_the_oldest_capped_by_max_and_batch) {
   auto nodes = make_nodes(16);
