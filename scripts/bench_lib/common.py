@@ -171,6 +171,18 @@ def set_quiet_budget(seconds: float | None) -> None:
 
 
 FIRST_LOOK_S = 0.12  # wait_quiet's first look at the machine (free of the waiting budget)
+RECENT_RUN_S = 3.0  # how long a finished run's others'-load figure stands in for a look
+
+_last_other: list = [None, 0.0]  # [others' CPU (% of one CPU) in the last run, when it ended]
+
+
+def note_other_load(pct: float | None) -> None:
+    """Record what other processes took during a run of ours that just ended (% of one
+    CPU, measured over the whole run, at least a second). For RECENT_RUN_S the next
+    wait_quiet() takes it instead of a look of its own: a measurement over the run just
+    ended is a longer look at the same machine than FIRST_LOOK_S, and the ~700 looks of
+    a make bench cost over a minute. None forgets the last figure."""
+    _last_other[:] = [pct, time.monotonic()]
 
 
 def wait_quiet(max_wait: float, pct: float = 10.0) -> float:
@@ -183,6 +195,12 @@ def wait_quiet(max_wait: float, pct: float = 10.0) -> float:
     if max_wait <= 0 or (budget is not None and budget <= 0):
         return 0.0
     t0 = time.monotonic()
+    last, ended = _last_other
+    if last is not None and t0 - ended < RECENT_RUN_S:
+        _last_other[0] = None  # stands in for one look only
+        machine = last / (os.cpu_count() or 1)
+        if machine < pct:
+            return machine
     deadline = t0 + (max_wait if budget is None else min(max_wait, budget + FIRST_LOOK_S))
     # The first look is short (a quiet machine is the common case and every run pays it);
     # the later ones, while waiting, are half a second each.
@@ -266,7 +284,9 @@ class _LoadMeter:
         wall = time.monotonic() - self.t0
         busy_s = (_proc_stat_jiffies()[0] - self.busy0) / os.sysconf("SC_CLK_TCK")
         other = max(0.0, busy_s - (_children_cpu_s() - self.cpu0))
-        return wall, (round(100.0 * other / wall, 1) if wall >= 1.0 else None)
+        pct = round(100.0 * other / wall, 1) if wall >= 1.0 else None
+        note_other_load(pct)
+        return wall, pct
 
 
 def _wait(proc: subprocess.Popen, timeout: float) -> tuple[str, str]:
