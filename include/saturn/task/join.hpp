@@ -5,7 +5,9 @@
 /// too unless a thief took it first (rayon's `join`). An unstolen fork costs a push and a
 /// pop on the worker's own deque: no allocation (the fork lives on the caller's stack),
 /// no suspension, no queue round trip, no wake-up unless a worker is parked and none is
-/// already searching (the rule spawn follows).
+/// already searching (the rule spawn follows). A thief takes one fork at a time, the
+/// oldest on the deque (the largest piece left of the recursion), never a batch, so the
+/// joiner does not come back to forks that were taken but not yet started.
 ///
 /// ```
 /// std::uint64_t fib(unsigned n) {
