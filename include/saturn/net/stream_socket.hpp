@@ -142,7 +142,9 @@ class stream_socket {
   }
   /// Writes every byte of `iov` (the array is copied; the buffers must stay alive).
   task<result<std::size_t>> write_all(std::span<const ::iovec> iov);
-  /// shutdown(2): SHUT_WR sends FIN (half-close), SHUT_RD, SHUT_RDWR.
+  /// shutdown(2): SHUT_WR sends FIN (half-close), SHUT_RD, SHUT_RDWR. The call is made
+  /// when awaited, by the awaiting thread, without suspending (a socket's shutdown never
+  /// blocks, and the ring would run it on a kernel worker thread: detail::shutdown_awaiter).
   detail::shutdown_awaiter shutdown(int how = SHUT_WR) noexcept { return detail::shutdown_awaiter(m_fd, how); }
   /// Closes through the ring; the stream is empty afterwards whatever the result.
   saturn::detail::close_awaiter close() noexcept {
