@@ -174,6 +174,7 @@ FIRST_LOOK_S = 0.12  # wait_quiet's first look at the machine (free of the waiti
 RECENT_RUN_S = 3.0  # how long a finished run's others'-load figure stands in for a look
 
 _last_other: list = [None, 0.0]  # [others' CPU (% of one CPU) in the last run, when it ended]
+quiet_looks = {"looked": 0, "taken": 0, "waited_s": 0.0}  # wait_quiet's calls, for the log
 
 
 def note_other_load(pct: float | None) -> None:
@@ -200,13 +201,16 @@ def wait_quiet(max_wait: float, pct: float = 10.0) -> float:
         _last_other[0] = None  # stands in for one look only
         machine = last / (os.cpu_count() or 1)
         if machine < pct:
+            quiet_looks["taken"] += 1
             return machine
+    quiet_looks["looked"] += 1
     deadline = t0 + (max_wait if budget is None else min(max_wait, budget + FIRST_LOOK_S))
     # The first look is short (a quiet machine is the common case and every run pays it);
     # the later ones, while waiting, are half a second each.
     b = busy_pct(FIRST_LOOK_S)
     while b >= pct and time.monotonic() < deadline:
         b = busy_pct()
+    quiet_looks["waited_s"] += time.monotonic() - t0
     if budget is not None:
         _quiet_budget[0] = budget - max(0.0, time.monotonic() - t0 - FIRST_LOOK_S)
         if _quiet_budget[0] <= 0:
