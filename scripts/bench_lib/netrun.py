@@ -274,6 +274,9 @@ def run_echo(step: Step, run: SuiteRun, log_path: Path) -> tuple[list, dict]:
             if obj is not None:
                 if isinstance(obj.get("other_cpu_pct"), (int, float)):
                     obj["run_other_cpu_pct"] = obj["other_cpu_pct"]
+                    # echo-load measures others without the server (run_process's figure
+                    # counts the server)
+                    note_other_load(obj["other_cpu_pct"])
                 objs.append(obj)
             if why:
                 reasons[profile] = why
