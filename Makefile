@@ -32,8 +32,10 @@ tsan-concurrency:
 	ctest --preset tsan -L '^($(subst $(eval) ,|,$(strip $(foreach m,$(TSAN_MODULES),$(if $(wildcard tests/$(m)),$(m))))))$$'
 
 # The programs scripts/bench runs: saturn-bench-<suite> for every bench/<suite>/ with
-# sources, and the apps (saturn-echo, saturn-http, saturn-walk, gen-tree, ...).
-BENCH_TARGETS = $(foreach d,$(wildcard bench/*/),$(if $(wildcard $(d)*.cpp),saturn-bench-$(notdir $(d:/=)))) \
+# sources, and the apps (saturn-echo, saturn-http, saturn-walk, gen-tree, ...). bench/json
+# is the JSON library decision's benchmark (docs/decisions/json.md), no suite of make
+# bench's: make test builds it.
+BENCH_TARGETS = $(filter-out saturn-bench-json,$(foreach d,$(wildcard bench/*/),$(if $(wildcard $(d)*.cpp),saturn-bench-$(notdir $(d:/=))))) \
                 $(foreach d,$(wildcard apps/*/),$(if $(wildcard $(d)*.cpp),$(notdir $(d:/=))))
 
 # Packages, saturn's benchmark programs, every peer (bench/peers/build.sh, into
