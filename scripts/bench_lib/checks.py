@@ -139,7 +139,7 @@ def check_walk(rec: dict, ctx: dict) -> str | None:
 def check_tls(rec: dict, ctx: dict) -> str | None:
     """tls-load exits non-zero on any wrong byte, failed handshake or session not resumed;
     a record must still carry its rate."""
-    key = "mb_per_sec" if rec.get("scenario") == "bulk" else "conns_per_sec"
+    key = "mb_per_sec" if rec.get("scenario") in ("bulk", "https_bulk") else "conns_per_sec"
     v = rec.get(key)
     if not is_number(v) or v <= 0:
         return f"no positive {key}"

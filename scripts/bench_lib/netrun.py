@@ -495,6 +495,34 @@ def tls_certs(kind: str) -> tuple[Path, Path]:
     return crt, key
 
 
+_BULK_DIR: list = []  # the https_bulk file's folder, one per runner process, removed at exit
+TLS_BULK_FILE_MIB = 16  # https_bulk downloads this file again and again (TLS_BULK_MIB in all)
+
+
+def tls_bulk_data() -> Path:
+    """A folder with static/bulk.bin: TLS_BULK_FILE_MIB MiB of tls-load's bulk pattern
+    (byte i = (131 i + i / 4096) mod 256), made once per runner process, readable by
+    nginx's workers (which run as another user)."""
+    if not _BULK_DIR:
+        import atexit
+        import shutil
+        import tempfile
+        folder = Path(tempfile.mkdtemp(prefix="saturn-bench-tls-bulk-"))
+        atexit.register(shutil.rmtree, folder, True)
+        (folder / "static").mkdir()
+        n = TLS_BULK_FILE_MIB << 20
+        period = 256 * 4096  # the pattern repeats: i -> i + 2^20 adds 131 * 2^20 + 256 = 0 mod 256
+        block = bytes(((i * 131 + (i >> 12)) & 0xFF) for i in range(period))
+        with open(folder / "static" / "bulk.bin", "wb") as f:
+            for _ in range(n // period):
+                f.write(block)
+        for d in (folder, folder / "static"):
+            d.chmod(0o755)
+        (folder / "static" / "bulk.bin").chmod(0o644)
+        _BULK_DIR.append(folder)
+    return _BULK_DIR[0]
+
+
 def run_tls(step: Step, run: SuiteRun, log_path: Path) -> tuple[list, dict]:
     """(JSON objects, {scenario: failure reason}) of one tls step: a TLS echo server with
     one certificate kind, tls-load per scenario (handshakes/s, resumed, bulk MB/s)."""
@@ -516,9 +544,13 @@ def run_tls(step: Step, run: SuiteRun, log_path: Path) -> tuple[list, dict]:
         tls_port = _free_port()
         argv = [str(step.argv[0]), "--bind", "127.0.0.1", "--tls-port", str(tls_port),
                 "--h2-port", "0", "--h2c-port", "0", "--tls-cert", str(crt), "--tls-key", str(key)]
+        if "https_bulk" in step.scenarios:
+            argv += ["--data", str(tls_bulk_data())]  # /static/bulk.bin (no dataset: /json unused)
     else:
         argv = [str(step.argv[0])] + (["--tls"] if step.runtime == "saturn" else []) + [
             "--tls-cert", str(crt), "--tls-key", str(key)]
+        if http and "https_bulk" in step.scenarios:
+            argv += ["--static", str(tls_bulk_data() / "static")]  # tls-nginx
     objs, reasons = [], {}
     with Server(argv, step.threads, [], log_path) as server:
         port = tls_port or server.port
@@ -532,14 +564,15 @@ def run_tls(step: Step, run: SuiteRun, log_path: Path) -> tuple[list, dict]:
                 continue
             p = run.params
             pids = ",".join(str(pid) for pid in tree(server.proc.pid))
-            # tls-load knows the handshake_* names; https_* are the same runs over HTTP.
-            load_sc = sc.replace("https_", "handshake_", 1) if http else sc
+            # tls-load knows the handshake_* names; https_* are the same runs over HTTP
+            # (https_bulk: its bulk mode downloading /static/bulk.bin).
+            load_sc = ("bulk" if sc == "https_bulk" else sc.replace("https_", "handshake_", 1)) if http else sc
             load_argv = [str(load), "--port", str(port), "--scenario", load_sc, "--runtime", step.runtime,
                          "--server-pid", pids, "--proto", "http" if http else "echo",
                          "--threads", str(TLS_LOAD_THREADS),
                          "--duration", str(p.duration), "--warmup", str(p.warmup),
                          "--samples", str(p.samples), "--cipher", TLS_BULK_CIPHER,
-                         "--bulk-mib", str(16 if p.smoke else TLS_BULK_MIB)]
+                         "--bulk-mib", str(16 if p.smoke else TLS_BULK_MIB), "--path", "/static/bulk.bin"]
             wait_quiet(run.quiet_wait)
             res = run_process(load_argv, timeout=120 + p.warmup + p.samples * p.duration, log_path=log_path,
                               header=f"tls {step.runtime} {sc} round {step.round}")

@@ -239,7 +239,7 @@ def http_steps(run: SuiteRun, rt: Runtime) -> list:
 TLS_CERTS = ("ecdsa", "rsa")
 TLS_SCENARIOS = ("handshake_full_ecdsa", "handshake_resumed_ecdsa", "bulk",
                  "handshake_full_rsa", "handshake_resumed_rsa",
-                 "https_full_ecdsa", "https_resumed_ecdsa", "https_full_rsa", "https_resumed_rsa")
+                 "https_full_ecdsa", "https_resumed_ecdsa", "https_bulk", "https_full_rsa", "https_resumed_rsa")
 # The https_* scenarios: the handshake scenarios with one small HTTPS request instead of
 # the 64-byte echo (tls-load --proto http), for servers with no echo (nginx). saturn runs
 # them with saturn-arena's TLS listener, so nginx is compared with saturn's HTTPS server
@@ -251,7 +251,8 @@ TLS_ECHO_ONLY = ("go", "node", "beast")  # echo servers with no HTTP route: no h
 
 def tls_steps(run: SuiteRun, rt: Runtime) -> list:
     """One server per certificate kind and protocol (all CPUs, shared with tls-load); bulk
-    runs with the ECDSA one only (the record cipher does not depend on the certificate).
+    and https_bulk run with the ECDSA one only (the record cipher does not depend on the
+    certificate).
     saturn's https_* scenarios run on saturn-arena (context "proto": "http")."""
     steps = []
     for proto in ("echo", "http"):
@@ -259,7 +260,8 @@ def tls_steps(run: SuiteRun, rt: Runtime) -> list:
             continue
         for kind in TLS_CERTS:
             if proto == "http":
-                scenarios = tuple(sc for sc in TLS_HTTPS_SCENARIOS if sc.endswith("_" + kind))
+                scenarios = tuple(sc for sc in TLS_HTTPS_SCENARIOS if sc.endswith("_" + kind) or (
+                    sc == "https_bulk" and kind == "ecdsa"))
             else:
                 scenarios = tuple(sc for sc in TLS_SCENARIOS if not sc.startswith("https_") and (
                     sc.endswith("_" + kind) or (sc == "bulk" and kind == "ecdsa")))
@@ -516,8 +518,10 @@ def _make_suites() -> dict:
               full=Params(rounds=5, samples=3, warmup=1, duration=2),
               scenarios=TLS_SCENARIOS, make_steps=tls_steps,
               figures={"*": ("conns_per_sec", "server_cpu_us_per_op"),
-                       "bulk": ("mb_per_sec", "server_cpu_us_per_mib")},
-              gate={"*": ("conns_per_sec", "server_cpu_us_per_op"), "bulk": ("mb_per_sec",)},
+                       "bulk": ("mb_per_sec", "server_cpu_us_per_mib"),
+                       "https_bulk": ("mb_per_sec", "server_cpu_us_per_mib")},
+              gate={"*": ("conns_per_sec", "server_cpu_us_per_op"), "bulk": ("mb_per_sec",),
+                    "https_bulk": ("mb_per_sec",)},
               note="TLS echo servers (saturn-echo --tls, Go crypto/tls, Node tls, Boost.Beast ssl_stream) with a "
                    "self-signed RSA-2048 or ECDSA P-256 certificate; tls-load (bench/peers/load, "
                    "OpenSSL) makes sequential connections on 2 threads — a full handshake (or a "
@@ -526,7 +530,10 @@ def _make_suites() -> dict:
                    "checking the echo. The `https_*` rows are the same handshakes with one small "
                    "HTTPS GET (`/baseline11`, answer \"2\") instead of the echo, for nginx (no echo) "
                    "and saturn's HTTPS server (saturn-arena's TLS listener): nginx is compared only "
-                   "there. Server and load share the machine's CPUs. Node is not asked "
+                   "there. `https_bulk` is the HTTPS download of the same 256 MiB: GET of a "
+                   "16 MiB file (/static/bulk.bin, the bulk pattern) again and again on one "
+                   "keep-alive connection, every byte checked, from nginx (its defaults) and "
+                   "saturn-arena's static files, TLS_AES_128_GCM_SHA256. Server and load share the machine's CPUs. Node is not asked "
                    "for resumed handshakes: its TLS 1.3 tickets are single-use and it sends no new "
                    "one on a resumed connection. "
                    "`server CPU µs/handshake` is the efficiency figure."),

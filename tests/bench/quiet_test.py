@@ -13,18 +13,10 @@ import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO / "scripts"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from check_lib import check, finish  # noqa: E402  (puts scripts/ on sys.path)
 
 from bench_lib import common  # noqa: E402
-
-FAILS: list[str] = []
-
-
-def check(ok: bool, what: str) -> None:
-    print(("ok   " if ok else "FAIL ") + what, flush=True)
-    if not ok:
-        FAILS.append(what)
 
 
 def timed_wait() -> tuple[float, float]:
@@ -64,8 +56,7 @@ def main() -> int:
     for f in tmp.iterdir():
         f.unlink()
     tmp.rmdir()
-    print(f"{len(FAILS)} failure(s)")
-    return 1 if FAILS else 0
+    return finish()
 
 
 if __name__ == "__main__":

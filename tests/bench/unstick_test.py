@@ -22,19 +22,11 @@ import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO / "scripts"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from check_lib import check, finish  # noqa: E402  (puts scripts/ on sys.path)
 
 from bench_lib import arena  # noqa: E402
 from bench_lib.common import Unstick, run_process  # noqa: E402
-
-FAILS: list[str] = []
-
-
-def check(ok: bool, what: str) -> None:
-    print(("ok   " if ok else "FAIL ") + what, flush=True)
-    if not ok:
-        FAILS.append(what)
 
 
 def ss_kill_works() -> bool:
@@ -128,8 +120,7 @@ def main() -> int:
             check(wall < 5, f"within the grace, not the timeout ({wall:.2f} s)")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    print(f"{len(FAILS)} failure(s)")
-    return 1 if FAILS else 0
+    return finish()
 
 
 if __name__ == "__main__":

@@ -2,7 +2,8 @@
 //
 //   tls-load --port P [--host 127.0.0.1] --scenario NAME [--threads T]
 //            [--duration D] [--warmup W] [--samples N] [--proto echo|http]
-//            [--tls 1.2|1.3] [--cipher SUITE] [--bulk-mib M] [--runtime NAME] [--server-pid PID[,PID...]]
+//            [--tls 1.2|1.3] [--cipher SUITE] [--bulk-mib M] [--path /static/FILE]
+//            [--runtime NAME] [--server-pid PID[,PID...]]
 //
 // NAME starts with handshake_full, handshake_resumed or bulk (the mode; the rest of it,
 // say "_rsa", is a label printed back as given):
@@ -14,9 +15,12 @@
 //            one (tickets in TLS 1.3, session ids / tickets in 1.2; up to three more
 //            exchanges while a TLS 1.3 ticket has not arrived yet); a connection that was
 //            not resumed counts as a failure of the scenario.
-//   bulk     one connection (echo servers only): M MiB written in 16 KiB SSL_writes while
-//            the echo is read back and compared (a position-dependent pattern); MB/s of
-//            payload one way.
+//   bulk     one connection. echo: M MiB written in 16 KiB SSL_writes while the echo is
+//            read back and compared (a position-dependent pattern); MB/s of payload one
+//            way. http: GET --path (a file of the same pattern, made by the runner; 200
+//            with a Content-Length) again and again on the one keep-alive connection until
+//            M MiB of body have arrived, every byte compared; MB/s of body (a download:
+//            the server encrypts, the client decrypts).
 //
 // Handshake scenarios measure N windows of D seconds after W seconds of warm-up; the
 // median window gives the figures. CPU: the server's from /proc/PID/stat (all threads of
@@ -62,6 +66,7 @@ struct options {
   std::string tls = "1.3";
   std::string cipher;  // TLS 1.3 suite or TLS 1.2 cipher list; empty: OpenSSL's default order
   unsigned bulk_mib = 256;
+  std::string path = "/static/bulk.bin";  // bulk over http: the file to download
   std::string runtime = "unknown";
   std::vector<long> server_pids;  // --server-pid P[,P...]: a multi-process server's workers
 };
@@ -264,26 +269,129 @@ void run_handshakes(const options& o) {
   SSL_CTX_free(ctx);
 }
 
+/// The bulk pattern: byte i of the stream (echo) or of the file (http).
+char byte_at(std::size_t i) { return static_cast<char>((i * 131 + (i >> 12)) & 0xff); }
+
+/// One bulk connection: the TLS client over a fresh TCP connection, and the clocks the
+/// figures come from (wall, the server's CPU, our own), started once connected.
+struct bulk_conn {
+  SSL_CTX* ctx;
+  int fd;
+  SSL* ssl;
+  long hz = sysconf(_SC_CLK_TCK);
+  long long c0 = 0;
+  double l0 = 0;
+  std::chrono::steady_clock::time_point t0;
+
+  explicit bulk_conn(const options& o) : ctx(make_ctx(o)), fd(connect_tcp(o)), ssl(SSL_new(ctx)) {
+    SSL_set_fd(ssl, fd);
+    SSL_set_tlsext_host_name(ssl, "localhost");
+    if (SSL_connect(ssl) != 1)
+      die("handshake: " + ssl_reason());
+    c0 = cpu_ticks(o.server_pids);
+    l0 = self_cpu_s();
+    t0 = std::chrono::steady_clock::now();
+  }
+  bulk_conn(const bulk_conn&) = delete;
+  bulk_conn& operator=(const bulk_conn&) = delete;
+  ~bulk_conn() {
+    SSL_shutdown(ssl);
+    SSL_free(ssl);
+    ::close(fd);
+    SSL_CTX_free(ctx);
+  }
+  /// (seconds since connected, the server's CPU seconds, our CPU in % of one CPU).
+  void stop(const options& o, double& secs, double& server_s, double& load_pct) const {
+    secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    server_s = static_cast<double>(cpu_ticks(o.server_pids) - c0) / hz;
+    load_pct = 100 * (self_cpu_s() - l0) / secs;
+  }
+};
+
+/// bulk over http: downloads o.path until o.bulk_mib MiB of body arrived; every byte checked.
+void run_download(const options& o) {
+  bulk_conn c(o);
+  SSL* ssl = c.ssl;
+  const std::size_t total = static_cast<std::size_t>(o.bulk_mib) << 20;
+  const std::string req = "GET " + o.path + " HTTP/1.1\r\nHost: localhost\r\n\r\n";
+  std::vector<char> in(64 * 1024);
+  std::string head;
+  std::size_t got = 0, files = 0;
+  while (got < total) {
+    if (SSL_write(ssl, req.data(), static_cast<int>(req.size())) != static_cast<int>(req.size()))
+      die("write: " + ssl_reason());
+    // The head, then Content-Length bytes of body; what follows the head in a read is body.
+    head.clear();
+    std::size_t body_at = std::string::npos;
+    while (body_at == std::string::npos) {
+      int r = SSL_read(ssl, in.data(), static_cast<int>(in.size()));
+      if (r <= 0)
+        die("http answer cut short in its head: " + head.substr(0, 80));
+      head.append(in.data(), static_cast<std::size_t>(r));
+      if (auto e = head.find("\r\n\r\n"); e != std::string::npos)
+        body_at = e + 4;
+      else if (head.size() > 16384)
+        die("http head over 16 KiB");
+    }
+    if (head.rfind("HTTP/1.1 200", 0) != 0)
+      die("GET " + o.path + " answered: " + head.substr(0, head.find('\r')));
+    std::size_t length = 0;
+    bool have_length = false;
+    for (std::size_t at = 0; at < body_at;) {
+      const std::size_t eol = head.find("\r\n", at);
+      std::string line = head.substr(at, eol - at);
+      std::transform(line.begin(), line.end(), line.begin(), [](unsigned char ch) { return std::tolower(ch); });
+      if (line.rfind("content-length:", 0) == 0) {
+        length = std::stoull(line.substr(15));
+        have_length = true;
+      }
+      if (line.rfind("content-encoding:", 0) == 0)
+        die("the file came encoded (" + line + "); the scenario measures identity bodies");
+      at = eol + 2;
+    }
+    if (!have_length || length == 0)
+      die("GET " + o.path + ": no Content-Length (or an empty file)");
+    std::size_t pos = 0;
+    auto check = [&](const char* p, std::size_t n) {
+      if (pos + n > length)
+        die("more body than Content-Length");
+      for (std::size_t i = 0; i < n; ++i)
+        if (p[i] != byte_at(pos + i))
+          die("file differs at byte " + std::to_string(pos + i));
+      pos += n;
+    };
+    check(head.data() + body_at, head.size() - body_at);
+    while (pos < length) {
+      int r = SSL_read(ssl, in.data(), static_cast<int>(std::min(in.size(), length - pos)));
+      if (r <= 0)
+        die("body cut short after " + std::to_string(pos) + " of " + std::to_string(length) + " bytes");
+      check(in.data(), static_cast<std::size_t>(r));
+    }
+    got += length;
+    ++files;
+  }
+  double secs = 0, server_s = 0, load_pct = 0;
+  c.stop(o, secs, server_s, load_pct);
+  const double mib = static_cast<double>(got) / (1 << 20);
+  std::printf(
+      "{\"suite\":\"tls\",\"scenario\":\"%s\",\"runtime\":\"%s\",\"threads\":1,\"tls\":\"%s\",\"cipher\":\"%s\","
+      "\"proto\":\"http\",\"mib\":%.1f,\"files\":%zu,\"mb_per_sec\":%.1f,\"server_cpu_pct\":%.1f,"
+      "\"server_cpu_us_per_mib\":%.1f,\"load_cpu_pct\":%.1f}\n",
+      o.scenario.c_str(), o.runtime.c_str(), o.tls.c_str(), SSL_get_cipher_name(ssl), mib, files,
+      static_cast<double>(got) / 1e6 / secs, 100 * server_s / secs, server_s * 1e6 / mib, load_pct);
+}
+
 void run_bulk(const options& o) {
   if (o.proto != "echo")
-    die("bulk needs an echo server (--proto echo)");
-  SSL_CTX* ctx = make_ctx(o);
-  int fd = connect_tcp(o);
-  SSL* ssl = SSL_new(ctx);
-  SSL_set_fd(ssl, fd);
-  if (SSL_connect(ssl) != 1)
-    die("handshake: " + ssl_reason());
+    return run_download(o);
+  bulk_conn c(o);
+  SSL* ssl = c.ssl;
   const std::size_t total = static_cast<std::size_t>(o.bulk_mib) << 20;
   constexpr std::size_t k_rec = 16 * 1024;
-  auto byte_at = [](std::size_t i) { return static_cast<char>((i * 131 + (i >> 12)) & 0xff); };
   // One thread (an SSL object is not safe for two): write records while fewer than 8 are
   // unanswered, else read the echo back and check it.
   std::vector<char> out(k_rec), in(64 * 1024);
   std::size_t sent = 0, got = 0;
-  const long hz = sysconf(_SC_CLK_TCK);
-  const long long c0 = cpu_ticks(o.server_pids);
-  const double l0 = self_cpu_s();
-  const auto t0 = std::chrono::steady_clock::now();
   while (got < total) {
     if (sent < total && sent - got < 8 * k_rec) {
       for (std::size_t i = 0; i < k_rec; ++i)
@@ -301,17 +409,13 @@ void run_bulk(const options& o) {
         die("echo differs at byte " + std::to_string(got + static_cast<std::size_t>(i)));
     got += static_cast<std::size_t>(r);
   }
-  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  const double server_s = static_cast<double>(cpu_ticks(o.server_pids) - c0) / hz;
+  double secs = 0, server_s = 0, load_pct = 0;
+  c.stop(o, secs, server_s, load_pct);
   std::printf(
       "{\"suite\":\"tls\",\"scenario\":\"%s\",\"runtime\":\"%s\",\"threads\":1,\"tls\":\"%s\",\"cipher\":\"%s\","
       "\"mib\":%u,\"mb_per_sec\":%.1f,\"server_cpu_pct\":%.1f,\"server_cpu_us_per_mib\":%.1f,\"load_cpu_pct\":%.1f}\n",
       o.scenario.c_str(), o.runtime.c_str(), o.tls.c_str(), SSL_get_cipher_name(ssl), o.bulk_mib, static_cast<double>(total) / 1e6 / secs,
-      100 * server_s / secs, server_s * 1e6 / o.bulk_mib, 100 * (self_cpu_s() - l0) / secs);
-  SSL_shutdown(ssl);
-  SSL_free(ssl);
-  ::close(fd);
-  SSL_CTX_free(ctx);
+      100 * server_s / secs, server_s * 1e6 / o.bulk_mib, load_pct);
 }
 
 }  // namespace
@@ -339,6 +443,7 @@ int main(int argc, char** argv) {
       else if (a == "--tls") o.tls = value();
       else if (a == "--cipher") o.cipher = value();
       else if (a == "--bulk-mib") o.bulk_mib = static_cast<unsigned>(std::stoul(value()));
+      else if (a == "--path") o.path = value();
       else if (a == "--runtime") o.runtime = value();
       else if (a == "--server-pid") {
         std::stringstream list(value());

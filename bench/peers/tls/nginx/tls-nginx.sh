@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
-# tls-nginx --port P [--threads W] --tls-cert CERT.pem --tls-key KEY.pem
+# tls-nginx --port P [--threads W] --tls-cert CERT.pem --tls-key KEY.pem [--static DIR]
 #
 # The `tls` suite's nginx: stock nginx (Debian's package) serving HTTPS, since nginx has
 # no echo. Writes an nginx.conf for this run into a private temporary prefix and runs
 # nginx in the foreground: W worker processes, each with its own SO_REUSEPORT listener
 # on 127.0.0.1:P, `ssl_protocols TLSv1.2 TLSv1.3`, a shared session cache (the usual
 # production setting) and session tickets (nginx's default). GET /baseline11 answers "2"
-# (what tls-load --proto http asks for after each handshake). SIGTERM / SIGINT stop
+# (what tls-load --proto http asks for after each handshake); with --static DIR, GET
+# /static/NAME serves DIR/NAME with nginx's defaults (the https_bulk download). SIGTERM / SIGINT stop
 # nginx and remove the prefix. NGINX overrides the nginx binary. See README.md.
 set -u
 # The shared launcher functions (bench/peers/common/sh/peer_launch.sh), installed by
@@ -16,8 +17,8 @@ lib=${PEER_LIB:-$here/../share/peers/lib/peer_launch.sh}
 [ -r "$lib" ] || lib=$here/../../common/sh/peer_launch.sh  # run from the source tree
 # shellcheck source=../../common/sh/peer_launch.sh
 . "$lib" || { echo "$(basename "$0"): cannot read $lib" >&2; exit 1; }
-usage() { echo "usage: tls-nginx --port P [--threads W] --tls-cert CERT --tls-key KEY${1:+ ($1)}" >&2; exit 2; }
-port="" cert="" key=""
+usage() { echo "usage: tls-nginx --port P [--threads W] --tls-cert CERT --tls-key KEY [--static DIR]${1:+ ($1)}" >&2; exit 2; }
+port="" cert="" key="" static=""
 threads=$(nproc)
 while [ $# -gt 0 ]; do
     [ $# -ge 2 ] || usage "$1 needs a value"
@@ -26,6 +27,7 @@ while [ $# -gt 0 ]; do
         --threads) threads=$2 ;;
         --tls-cert) cert=$2 ;;
         --tls-key) key=$2 ;;
+        --static) static=$2 ;;
         *) usage "unknown argument $1" ;;
     esac
     shift 2
@@ -35,6 +37,11 @@ case "$port" in '' | *[!0-9]*) usage "--port P is required" ;; esac
 case "$threads" in '' | *[!0-9]* | 0) usage "--threads must be a count >= 1" ;; esac
 [ -n "$cert" ] && [ -n "$key" ] || usage "--tls-cert and --tls-key are required"
 cert=$(readlink -f "$cert") key=$(readlink -f "$key")
+static_location=""
+if [ -n "$static" ]; then
+    [ -d "$static" ] || usage "--static $static is not a folder"
+    static_location="location /static/ { alias $(readlink -f "$static")/; }"
+fi
 nginx=${NGINX:-$(command -v nginx || echo /usr/sbin/nginx)}
 [ -x "$nginx" ] || { echo "tls-nginx: nginx not found (Debian package nginx)" >&2; exit 1; }
 
@@ -72,6 +79,7 @@ http {
         ssl_certificate $cert;
         ssl_certificate_key $key;
 
+        $static_location
         location = /baseline11 {
             default_type text/plain;
             return 200 "2";
