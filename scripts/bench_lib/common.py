@@ -181,8 +181,9 @@ def note_other_load(pct: float | None) -> None:
     """Record what other processes took during a run of ours that just ended (% of one
     CPU, measured over the whole run, at least a second). For RECENT_RUN_S the next
     wait_quiet() takes it instead of a look of its own: a measurement over the run just
-    ended is a longer look at the same machine than FIRST_LOOK_S, and the ~700 looks of
-    a make bench cost over a minute. None forgets the last figure."""
+    ended is a longer look at the same machine than FIRST_LOOK_S. A make bench makes
+    about 420 looks (~50 s at FIRST_LOOK_S each); 303 of them were taken this way in the
+    run of 2026-12-06. None forgets the last figure."""
     _last_other[:] = [pct, time.monotonic()]
 
 

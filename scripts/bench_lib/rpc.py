@@ -333,8 +333,8 @@ def run_load(step: Step, run: SuiteRun, log_path: Path) -> tuple[list, dict]:
                         reasons["unary_half_load"] = why or "no result"
                     else:
                         hl.update(_base(step, "unary_half_load"), target_rps=target, capacity_rps=cap,
-                                  capacity_steps=steps, capacity_from_round=from_round, connections=CONNS, streams=STREAMS,
-                                  load_tool="rpc-load")
+                                  capacity_steps=steps, capacity_from_round=from_round,
+                                  connections=CONNS, streams=STREAMS, load_tool="rpc-load")
                         objs.append(hl)
             why = client_check(run, srv.port, log_path, head + " check after the load")
             if why:

@@ -164,7 +164,7 @@ PROCESS_SCENARIOS = ("spawn_wait", "spawn_wait_poll", "spawn_wait_posix_spawn")
 def process_steps(run: SuiteRun, rt: Runtime) -> list:
     """One process for all scenarios; spawn_wait_poll (saturn's fallback wait) and
     spawn_wait_posix_spawn (its fallback spawn) are saturn's own."""
-    children = run.params.children or 10_000  # 0: the programs' own default
+    children = run.params.children or 10_000  # unset (0): the contract's 10,000
     argv = [str(rt.path), "--threads", str(run.threads), "--children", str(children)] + _common_flags(run)
     scenarios = PROCESS_SCENARIOS if rt.name == "saturn" else ("spawn_wait",)
     # 10,000 children of /bin/true: 5-15 s on the 2-CPU dev VM (700-2,000 a second).
